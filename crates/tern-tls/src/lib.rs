@@ -1,10 +1,56 @@
-//! TLS for tern: rustls with the aws-lc-rs provider, behind one module so another provider can be
-//! added later.
+//! TLS for tern: rustls with the aws-lc-rs provider.
 //!
-//! Planned API (filled in by the TLS implementation):
-//! - `provider()`: the aws-lc-rs `CryptoProvider` restricted to tern's default policy.
-//! - `server_config(&TlsSettings) -> Result<Arc<ServerConfig>, TlsError>`: loads certificates.
-//! - `self_signed(...)`: a generated certificate for `tern demo` and tests.
-//! - `client_config(...)`: client configurations for tests and the load generator.
+//! This crate is the only place that knows which TLS library and crypto backend tern uses, so
+//! another backend can be added later by changing it alone. It provides:
+//!
+//! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`;
+//! - [`load_certified_key`]: a certificate chain and key from PEM files, checked to match;
+//! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind,
+//!   with SNI certificate selection ([`SniResolver`]) and stateless resumption;
+//! - [`self_signed`]: generated certificates for `tern demo` and tests;
+//! - [`client_config`]: client configurations for tests and `tern bench`;
+//! - [`describe`]: a one-line summary of a negotiated session for logs.
+//!
+//! Nothing here does I/O except reading certificate files at load time.
 
 #![forbid(unsafe_code)]
+
+mod client;
+mod error;
+mod load;
+mod provider;
+mod resolver;
+mod selfsigned;
+mod server;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{client_config, client_config_with_provider, ClientOptions, Verify};
+pub use error::TlsError;
+pub use load::load_certified_key;
+pub use provider::provider;
+pub use resolver::SniResolver;
+pub use rustls;
+pub use selfsigned::{self_signed, KeyKind, SelfSigned};
+pub use server::{server_config, server_config_from_keys};
+
+use rustls::ProtocolVersion;
+
+/// A one-line summary of a negotiated session for logs, e.g.
+/// `TLSv1.3 TLS13_AES_128_GCM_SHA256 X25519`; parts not yet negotiated read `-`.
+pub fn describe(conn: &rustls::CommonState) -> String {
+    let version = match conn.protocol_version() {
+        Some(ProtocolVersion::TLSv1_3) => "TLSv1.3",
+        Some(ProtocolVersion::TLSv1_2) => "TLSv1.2",
+        Some(other) => other.as_str().unwrap_or("unknown"),
+        None => "-",
+    };
+    let suite = conn
+        .negotiated_cipher_suite()
+        .map_or("-", |suite| suite.suite().as_str().unwrap_or("unknown"));
+    let group = conn
+        .negotiated_key_exchange_group()
+        .map_or("-", |group| group.name().as_str().unwrap_or("unknown"));
+    format!("{version} {suite} {group}")
+}
