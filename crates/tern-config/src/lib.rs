@@ -6,40 +6,100 @@
 //! typed model in [`model`]: durations and sizes parsed, names cross-checked, addresses resolved,
 //! paths made absolute. Every error, from either stage, names the file, the line and the key path
 //! (`frontend[0].timeouts.client`), and all errors found are reported at once.
+//!
+//! The raw stage stops at its first error (serde cannot go on past a value of the wrong type),
+//! which is why the raw structs accept loose types — integers as `i64`, most keys optional — and
+//! leave range and presence checks to the validation stage, which does not stop.
 
 #![forbid(unsafe_code)]
 
+mod error;
+mod locate;
 pub mod model;
+mod raw;
+mod summary;
+mod units;
+mod validate;
 
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests;
+
+pub use error::{ConfigError, ConfigErrors};
 pub use model::*;
 
 use std::path::Path;
 
-/// One configuration error, located in the source file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The file the error is in, as given by the caller.
-    pub file: std::path::PathBuf,
-    /// 1-based line of the offending key or value, when known.
-    pub line: Option<usize>,
-    /// Dotted key path, e.g. `backend[0].servers[1].address`; empty for whole-file errors.
-    pub key_path: String,
-    pub message: String,
-}
-
-/// All errors found in one configuration file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigErrors(pub Vec<ConfigError>);
+use locate::{KeyPath, Locator, Segment};
 
 /// Reads and validates the configuration file at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
-    let _ = path;
-    unimplemented!("filled in by the config implementation")
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigErrors(vec![ConfigError {
+            file: path.to_path_buf(),
+            line: None,
+            key_path: String::new(),
+            message: format!("cannot read the configuration file: {e}"),
+        }])
+    })?;
+    parse(&text, path)
 }
 
 /// Validates configuration `text` as if read from `file` (used for messages, and as the base
 /// directory for relative paths).
 pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigErrors> {
-    let _ = (text, file);
-    unimplemented!("filled in by the config implementation")
+    let locator = Locator::new(text);
+    let located = |path: KeyPath, line: usize, message: String| ConfigError {
+        file: file.to_path_buf(),
+        line: Some(line),
+        key_path: path.to_string(),
+        message,
+    };
+    let raw = raw::from_str(text).map_err(|failure| {
+        let path = complete_path(failure.path, &failure.message);
+        let message = explain(&path, failure.message);
+        let line = match (&failure.span, path.segments().is_empty()) {
+            (Some(span), true) => locator.line_of_offset(span.start),
+            _ => locator.line(&path),
+        };
+        ConfigErrors(vec![located(path, line, message)])
+    })?;
+    let base_dir = file.parent().unwrap_or_else(|| Path::new(""));
+    validate::validate(raw, base_dir).map_err(|issues| {
+        let mut errors: Vec<ConfigError> = issues
+            .into_iter()
+            .map(|issue| {
+                let line = locator.line(&issue.path);
+                located(issue.path, line, issue.message)
+            })
+            .collect();
+        errors.sort_by_key(|e| e.line);
+        ConfigErrors(errors)
+    })
+}
+
+/// serde reports an unknown or missing key at the path of the table holding it; name the key
+/// itself, so the path reads `frontend[0].timeouts.clientt` and the line is the key's.
+fn complete_path(path: KeyPath, message: &str) -> KeyPath {
+    let key = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix))
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(key, _)| key);
+    match key {
+        Some(key) if path.segments().last() != Some(&Segment::Key(key.to_owned())) => path.key(key),
+        _ => path,
+    }
+}
+
+/// Rewords the serde messages that confuse people most.
+fn explain(path: &KeyPath, message: String) -> String {
+    let message = message.replace(", expected i64", ", expected an integer");
+    match path.segments() {
+        [Segment::Key(section)] if message.contains("expected a sequence") => {
+            format!("{message}: write [[{section}]] (double brackets), once per {section}")
+        }
+        _ => message,
+    }
 }

@@ -1,0 +1,327 @@
+//! Serde structs that mirror the TOML file one to one.
+//!
+//! Every table is `deny_unknown_fields`, so a misspelt key is an error naming the accepted keys
+//! instead of a setting silently ignored (a classic source of "my timeout does nothing"). Values
+//! that need checking beyond their TOML type stay loose here — integers as `i64`, durations and
+//! sizes as text-or-integer, most keys optional — so that the validation stage can report every
+//! problem at once, with its key path, instead of serde stopping at the first one.
+//!
+//! Keys that take two shapes (a bind is an address string or a table; a certificate is one path
+//! or a `{ cert, key }` table; a bind's `tls` is `false` or a table) get small hand-written
+//! visitors rather than `#[serde(untagged)]`, whose "did not match any variant" errors say
+//! nothing useful and lose the key path.
+
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfig {
+    #[serde(default)]
+    pub global: RawGlobal,
+    #[serde(default)]
+    pub frontend: Vec<RawFrontend>,
+    #[serde(default)]
+    pub backend: Vec<RawBackend>,
+}
+
+/// `[global]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGlobal {
+    pub workers: Option<i64>,
+    pub cpus: Option<Vec<i64>>,
+    pub maxconn: Option<i64>,
+    pub grace: Option<RawDuration>,
+    pub backlog: Option<i64>,
+}
+
+/// One `[[frontend]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFrontend {
+    pub name: Option<String>,
+    pub bind: Option<Vec<RawBind>>,
+    pub tls: Option<RawTls>,
+    pub monitor_uri: Option<String>,
+    pub default_backend: Option<String>,
+    pub maxconn: Option<i64>,
+    pub x_forwarded_for: Option<bool>,
+    pub x_forwarded_proto: Option<bool>,
+    #[serde(default)]
+    pub timeouts: RawFrontendTimeouts,
+    #[serde(default)]
+    pub limits: RawLimits,
+}
+
+/// `frontend.timeouts`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFrontendTimeouts {
+    pub client: Option<RawDuration>,
+    pub http_request: Option<RawDuration>,
+    pub keep_alive: Option<RawDuration>,
+    pub handshake: Option<RawDuration>,
+}
+
+/// `frontend.limits`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLimits {
+    pub max_head_size: Option<RawSize>,
+    pub max_headers: Option<i64>,
+}
+
+/// One item of `frontend.bind`: `"addr"` or `{ address = "addr", tls = ... }`.
+#[derive(Debug)]
+pub(crate) enum RawBind {
+    Address(String),
+    Table(RawBindTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBindTable {
+    pub address: String,
+    pub tls: Option<RawBindTls>,
+}
+
+/// A bind's own `tls`: `false` (plain HTTP) or its own settings table.
+#[derive(Debug)]
+pub(crate) enum RawBindTls {
+    Enabled(bool),
+    Settings(RawTls),
+}
+
+/// `tls = { certs = [...] }`, on a frontend or on one bind.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTls {
+    pub certs: Option<Vec<RawCert>>,
+}
+
+/// One item of `tls.certs`: `"combined.pem"` or `{ cert = "...", key = "..." }`.
+#[derive(Debug)]
+pub(crate) enum RawCert {
+    Combined(String),
+    Split(RawCertPair),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCertPair {
+    pub cert: String,
+    pub key: String,
+}
+
+/// One `[[backend]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBackend {
+    pub name: Option<String>,
+    pub balance: Option<String>,
+    #[serde(default)]
+    pub timeouts: RawBackendTimeouts,
+    #[serde(default)]
+    pub pool: RawPool,
+    pub servers: Option<Vec<RawServer>>,
+}
+
+/// `backend.timeouts`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBackendTimeouts {
+    pub connect: Option<RawDuration>,
+    pub server: Option<RawDuration>,
+}
+
+/// `backend.pool`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPool {
+    pub max_idle_per_server: Option<i64>,
+    pub idle_timeout: Option<RawDuration>,
+}
+
+/// One item of `backend.servers`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub name: Option<String>,
+    pub address: Option<String>,
+    pub weight: Option<i64>,
+}
+
+/// A TOML string or integer, kept as written for the validation stage to judge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TextOrInt {
+    Text(String),
+    Int(i64),
+}
+
+/// A duration as written: should be a string with a unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawDuration(pub TextOrInt);
+
+/// A size as written: integer bytes or a string with a `k`/`m` suffix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawSize(pub TextOrInt);
+
+struct TextOrIntVisitor(&'static str);
+
+impl Visitor<'_> for TextOrIntVisitor {
+    type Value = TextOrInt;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(TextOrInt::Text(v.to_owned()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(TextOrInt::Int(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        i64::try_from(v)
+            .map(TextOrInt::Int)
+            .map_err(|_| E::custom("integer out of range"))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextOrIntVisitor(
+            "a duration string with a unit, like \"5s\"",
+        ))
+        .map(RawDuration)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextOrIntVisitor(
+            "a size: bytes (16384) or a string like \"16k\"",
+        ))
+        .map(RawSize)
+    }
+}
+
+/// Visitor for "a string, or a table deserialized as `Tab`": `S` builds the value from the
+/// string, `T` from the table.
+struct StrOrTable<S, T, Tab, V> {
+    expecting: &'static str,
+    from_str: S,
+    from_table: T,
+    _types: std::marker::PhantomData<fn(Tab) -> V>,
+}
+
+impl<'de, S, T, Tab, V> Visitor<'de> for StrOrTable<S, T, Tab, V>
+where
+    S: FnOnce(String) -> V,
+    T: FnOnce(Tab) -> V,
+    Tab: Deserialize<'de>,
+{
+    type Value = V;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<V, E> {
+        Ok((self.from_str)(v.to_owned()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V, A::Error> {
+        Tab::deserialize(MapAccessDeserializer::new(map)).map(self.from_table)
+    }
+}
+
+fn str_or_table<S, T, Tab, V>(
+    expecting: &'static str,
+    from_str: S,
+    from_table: T,
+) -> StrOrTable<S, T, Tab, V> {
+    StrOrTable {
+        expecting,
+        from_str,
+        from_table,
+        _types: std::marker::PhantomData,
+    }
+}
+
+impl<'de> Deserialize<'de> for RawBind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(str_or_table(
+            "an address string like \"127.0.0.1:8443\" or a table { address = \"...\", tls = ... }",
+            RawBind::Address,
+            RawBind::Table,
+        ))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawCert {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(str_or_table(
+            "a PEM file path (chain and key) or a table { cert = \"...\", key = \"...\" }",
+            RawCert::Combined,
+            RawCert::Split,
+        ))
+    }
+}
+
+struct BindTlsVisitor;
+
+impl<'de> Visitor<'de> for BindTlsVisitor {
+    type Value = RawBindTls;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("`false` (plain HTTP on this bind) or a table { certs = [...] }")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(RawBindTls::Enabled(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        RawTls::deserialize(MapAccessDeserializer::new(map)).map(RawBindTls::Settings)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawBindTls {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(BindTlsVisitor)
+    }
+}
+
+/// The serde stage's failure: the first error, with its key path segments and source span.
+#[derive(Debug)]
+pub(crate) struct SerdeFailure {
+    pub path: crate::locate::KeyPath,
+    pub message: String,
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+/// Deserializes `text` into the raw structs, tracking the key path of the first error.
+pub(crate) fn from_str(text: &str) -> Result<RawConfig, SerdeFailure> {
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| SerdeFailure {
+        path: crate::locate::KeyPath::root(),
+        message: e.message().to_owned(),
+        span: e.span(),
+    })?;
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = crate::locate::KeyPath::from_serde(e.path());
+        let inner = e.into_inner();
+        SerdeFailure {
+            path,
+            message: inner.message().to_owned(),
+            span: inner.span(),
+        }
+    })
+}

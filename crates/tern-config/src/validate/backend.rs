@@ -1,0 +1,159 @@
+//! Backend checks: algorithm, timeouts, pool, servers and their addresses.
+//!
+//! Server addresses are resolved here, once, so a typo in a host name fails `tern check` rather
+//! than the first request, and the data path never waits on DNS.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use super::Checker;
+use crate::locate::KeyPath;
+use crate::model::{Backend, BackendTimeouts, Balance, PoolSettings, Server};
+use crate::raw::{RawBackend, RawServer};
+
+/// Values accepted by `balance`, for error messages.
+const BALANCE_NAMES: &str = "`roundrobin`";
+
+impl Checker<'_> {
+    pub(super) fn backend(&mut self, raw: &RawBackend, path: &KeyPath) -> Backend {
+        Backend {
+            name: self.name(&path.key("name"), raw.name.as_deref()),
+            balance: self.balance(raw.balance.as_deref(), &path.key("balance")),
+            timeouts: BackendTimeouts {
+                connect: self.duration(
+                    &path.key("timeouts").key("connect"),
+                    raw.timeouts.connect.as_ref(),
+                    Duration::from_secs(5),
+                ),
+                server: self.duration(
+                    &path.key("timeouts").key("server"),
+                    raw.timeouts.server.as_ref(),
+                    Duration::from_secs(30),
+                ),
+            },
+            servers: self.servers(raw.servers.as_deref(), &path.key("servers")),
+            pool: PoolSettings {
+                max_idle_per_server: self.int_in(
+                    &path.key("pool").key("max_idle_per_server"),
+                    raw.pool.max_idle_per_server,
+                    0..=65_535,
+                    64,
+                ) as usize,
+                idle_timeout: self.duration(
+                    &path.key("pool").key("idle_timeout"),
+                    raw.pool.idle_timeout.as_ref(),
+                    Duration::from_secs(30),
+                ),
+            },
+        }
+    }
+
+    fn balance(&mut self, raw: Option<&str>, path: &KeyPath) -> Balance {
+        match raw {
+            None | Some("roundrobin") => Balance::RoundRobin,
+            Some(other) => {
+                self.issue(
+                    path,
+                    format!("unknown algorithm `{other}`; supported: {BALANCE_NAMES}"),
+                );
+                Balance::RoundRobin
+            }
+        }
+    }
+
+    fn servers(&mut self, raw: Option<&[RawServer]>, path: &KeyPath) -> Vec<Server> {
+        let Some(raw) = raw else {
+            self.issue(
+                path,
+                "missing key `servers`: list at least one { name, address }",
+            );
+            return Vec::new();
+        };
+        if raw.is_empty() {
+            self.issue(path, "must list at least one server");
+            return Vec::new();
+        }
+        let servers: Vec<Server> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, server)| self.server(server, &path.index(i)))
+            .collect();
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for (i, server) in servers.iter().enumerate() {
+            if server.name.is_empty() {
+                continue;
+            }
+            if let Some(earlier) = first.get(server.name.as_str()) {
+                let message = format!(
+                    "duplicate server name `{}` (first used by servers[{earlier}])",
+                    server.name
+                );
+                self.issue(&path.index(i).key("name"), message);
+            } else {
+                first.insert(&server.name, i);
+            }
+        }
+        if servers.iter().all(|s| s.weight == 0) {
+            self.issue(
+                path,
+                "every server has weight 0; at least one must have a weight above 0",
+            );
+        }
+        servers
+    }
+
+    fn server(&mut self, raw: &RawServer, path: &KeyPath) -> Server {
+        let address_path = path.key("address");
+        let address = match raw.address.as_deref() {
+            None => {
+                self.issue(
+                    &address_path,
+                    "missing key `address`, e.g. address = \"127.0.0.1:8080\"",
+                );
+                None
+            }
+            Some(text) => resolve_server_address(text)
+                .map_err(|message| self.issue(&address_path, message))
+                .ok(),
+        };
+        Server {
+            name: self.name(&path.key("name"), raw.name.as_deref()),
+            address: address.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
+            weight: self.int_in(&path.key("weight"), raw.weight, 0..=256, 1) as u32,
+        }
+    }
+}
+
+/// Resolves `"host:port"` (or `"[v6]:port"`) with the system resolver, keeping the first result.
+pub(super) fn resolve_server_address(text: &str) -> Result<SocketAddr, String> {
+    let address = match text.parse::<SocketAddr>() {
+        Ok(address) => address,
+        Err(_) => {
+            let Some((host, port)) = text.rsplit_once(':') else {
+                return Err(format!(
+                    "server address `{text}` needs a port, e.g. \"{text}:8080\""
+                ));
+            };
+            if host.is_empty() {
+                return Err(format!(
+                    "server address `{text}` needs a host, e.g. \"127.0.0.1{text}\""
+                ));
+            }
+            let port: u16 = port
+                .parse()
+                .map_err(|_| format!("invalid port `{port}` in server address `{text}`"))?;
+            (host, port)
+                .to_socket_addrs()
+                .map_err(|e| format!("cannot resolve `{host}`: {e}"))?
+                .next()
+                .ok_or_else(|| format!("`{host}` resolves to no address"))?
+        }
+    };
+    if address.port() == 0 {
+        return Err(format!(
+            "server address `{text}` has port 0; give the server's real port"
+        ));
+    }
+    Ok(address)
+}

@@ -1,0 +1,260 @@
+//! Frontend checks: binds and their addresses, TLS inheritance, certificate paths, timeouts and
+//! request limits.
+//!
+//! A bind inherits the frontend's `tls` unless it says otherwise (`tls = false`, or its own
+//! table), so the common case — every bind of a frontend terminating TLS with the same
+//! certificates — is written once, and a plain-HTTP bind next to it is one word.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Checker;
+use crate::locate::KeyPath;
+use crate::model::{Bind, CertSource, Frontend, FrontendTimeouts, RequestLimits, TlsSettings};
+use crate::raw::{
+    RawBind, RawBindTls, RawCert, RawFrontend, RawFrontendTimeouts, RawLimits, RawTls,
+};
+
+/// Smallest `max_head_size` hyper accepts for its read buffer.
+const MIN_HEAD_SIZE: u64 = 8 * 1024;
+const MAX_HEAD_SIZE: u64 = 1024 * 1024;
+
+impl Checker<'_> {
+    pub(super) fn frontend(
+        &mut self,
+        raw: &RawFrontend,
+        path: &KeyPath,
+        backends: &[Option<&str>],
+    ) -> Frontend {
+        let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        Frontend {
+            name: self.name(&path.key("name"), raw.name.as_deref()),
+            binds: self.binds(raw.bind.as_deref(), tls.as_ref(), &path.key("bind")),
+            monitor_uri: self.monitor_uri(raw.monitor_uri.as_deref(), &path.key("monitor_uri")),
+            default_backend: self.default_backend(raw.default_backend.as_deref(), path, backends),
+            timeouts: self.frontend_timeouts(&raw.timeouts, &path.key("timeouts")),
+            maxconn: raw.maxconn.map(|m| {
+                self.int_in(&path.key("maxconn"), Some(m), 1..=i64::from(u32::MAX), 1) as usize
+            }),
+            x_forwarded_for: raw.x_forwarded_for.unwrap_or(true),
+            x_forwarded_proto: raw.x_forwarded_proto.unwrap_or(true),
+            limits: self.limits(&raw.limits, &path.key("limits")),
+        }
+    }
+
+    fn binds(
+        &mut self,
+        raw: Option<&[RawBind]>,
+        tls: Option<&TlsSettings>,
+        path: &KeyPath,
+    ) -> Vec<Bind> {
+        let Some(raw) = raw else {
+            self.issue(
+                path,
+                "missing key `bind`: list at least one address, e.g. bind = [\"127.0.0.1:8443\"]",
+            );
+            return Vec::new();
+        };
+        if raw.is_empty() {
+            self.issue(path, "must list at least one address");
+        }
+        raw.iter()
+            .enumerate()
+            .map(|(i, bind)| self.bind(bind, &path.index(i), tls))
+            .collect()
+    }
+
+    fn bind(&mut self, raw: &RawBind, path: &KeyPath, frontend_tls: Option<&TlsSettings>) -> Bind {
+        let (address, address_path, tls) = match raw {
+            RawBind::Address(address) => (address, path.clone(), frontend_tls.cloned()),
+            RawBind::Table(table) => {
+                let tls_path = path.key("tls");
+                let tls = match &table.tls {
+                    None => frontend_tls.cloned(),
+                    Some(RawBindTls::Enabled(false)) => None,
+                    Some(RawBindTls::Enabled(true)) => {
+                        self.issue(
+                            &tls_path,
+                            "`tls = true` is not accepted: leave `tls` out to use the frontend's TLS, \
+                             write `tls = false` for plain HTTP, or give a table { certs = [...] }",
+                        );
+                        None
+                    }
+                    Some(RawBindTls::Settings(settings)) => self.tls(settings, &tls_path),
+                };
+                (&table.address, path.key("address"), tls)
+            }
+        };
+        let address = match parse_bind_address(address) {
+            Ok(address) => {
+                self.note_bind(address, &address_path);
+                address
+            }
+            Err(message) => {
+                self.issue(&address_path, message);
+                SocketAddr::from(([0, 0, 0, 0], 0))
+            }
+        };
+        Bind { address, tls }
+    }
+
+    /// Records a bind address, reporting it if another bind already uses it (port 0 excepted:
+    /// each such bind gets its own ephemeral port).
+    fn note_bind(&mut self, address: SocketAddr, path: &KeyPath) {
+        if address.port() == 0 {
+            return;
+        }
+        if let Some(first) = self.binds_seen.get(&address) {
+            let message = format!("bind address {address} is already used by {first}");
+            self.issue(path, message);
+        } else {
+            self.binds_seen.insert(address, path.clone());
+        }
+    }
+
+    pub(super) fn tls(&mut self, raw: &RawTls, path: &KeyPath) -> Option<TlsSettings> {
+        let certs_path = path.key("certs");
+        let Some(certs) = &raw.certs else {
+            self.issue(
+                &certs_path,
+                "missing key `certs`: list at least one certificate",
+            );
+            return None;
+        };
+        if certs.is_empty() {
+            self.issue(&certs_path, "must list at least one certificate");
+            return None;
+        }
+        let certs = certs
+            .iter()
+            .enumerate()
+            .map(|(i, cert)| self.cert(cert, &certs_path.index(i)))
+            .collect();
+        Some(TlsSettings { certs })
+    }
+
+    fn cert(&mut self, raw: &RawCert, path: &KeyPath) -> CertSource {
+        match raw {
+            RawCert::Combined(file) => CertSource::Combined(self.file_path(file, path)),
+            RawCert::Split(pair) => CertSource::Split {
+                cert: self.file_path(&pair.cert, &path.key("cert")),
+                key: self.file_path(&pair.key, &path.key("key")),
+            },
+        }
+    }
+
+    /// Resolves a file path against the config file's directory and makes it absolute. The file
+    /// is not opened: the TLS crate loads it and reports its own errors.
+    fn file_path(&mut self, raw: &str, path: &KeyPath) -> PathBuf {
+        if raw.is_empty() {
+            self.issue(path, "file path must not be empty");
+            return PathBuf::new();
+        }
+        let joined = self.base_dir.join(raw);
+        std::path::absolute(&joined).unwrap_or_else(|e| {
+            self.issue(path, format!("cannot make `{raw}` absolute: {e}"));
+            joined
+        })
+    }
+
+    fn monitor_uri(&mut self, raw: Option<&str>, path: &KeyPath) -> Option<String> {
+        let uri = raw?;
+        if !uri.starts_with('/') {
+            self.issue(path, format!("`{uri}` must start with '/'"));
+        } else if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            self.issue(
+                path,
+                format!("{uri:?} must not contain spaces or control characters"),
+            );
+        }
+        Some(uri.to_owned())
+    }
+
+    fn default_backend(
+        &mut self,
+        raw: Option<&str>,
+        frontend: &KeyPath,
+        backends: &[Option<&str>],
+    ) -> String {
+        let path = frontend.key("default_backend");
+        let Some(name) = raw else {
+            self.issue(
+                &path,
+                "missing key `default_backend`: name the backend that receives requests",
+            );
+            return String::new();
+        };
+        if !backends.contains(&Some(name)) {
+            let known: Vec<String> = backends
+                .iter()
+                .flatten()
+                .map(|b| format!("`{b}`"))
+                .collect();
+            let known = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            self.issue(
+                &path,
+                format!("no backend named `{name}` (backends: {known})"),
+            );
+        }
+        name.to_owned()
+    }
+
+    fn frontend_timeouts(&mut self, raw: &RawFrontendTimeouts, path: &KeyPath) -> FrontendTimeouts {
+        FrontendTimeouts {
+            client: self.duration(
+                &path.key("client"),
+                raw.client.as_ref(),
+                Duration::from_secs(30),
+            ),
+            http_request: self.duration(
+                &path.key("http_request"),
+                raw.http_request.as_ref(),
+                Duration::from_secs(10),
+            ),
+            keep_alive: self.duration(
+                &path.key("keep_alive"),
+                raw.keep_alive.as_ref(),
+                Duration::from_secs(10),
+            ),
+            handshake: self.duration(
+                &path.key("handshake"),
+                raw.handshake.as_ref(),
+                Duration::from_secs(10),
+            ),
+        }
+    }
+
+    fn limits(&mut self, raw: &RawLimits, path: &KeyPath) -> RequestLimits {
+        let head = self.size_in(
+            &path.key("max_head_size"),
+            raw.max_head_size.as_ref(),
+            MIN_HEAD_SIZE..=MAX_HEAD_SIZE,
+            16 * 1024,
+        );
+        RequestLimits {
+            // In range 8k..=1m, so it fits any usize tern runs on.
+            max_head_size: usize::try_from(head).unwrap_or(usize::MAX),
+            max_headers: self.int_in(&path.key("max_headers"), raw.max_headers, 1..=1000, 100)
+                as usize,
+        }
+    }
+}
+
+/// Parses `"1.2.3.4:443"`, `"[::1]:443"`, `"*:443"` or `":443"` (the last two: all IPv4
+/// addresses). Host names are refused: a bind must not depend on DNS at start-up.
+pub(super) fn parse_bind_address(text: &str) -> Result<SocketAddr, String> {
+    let forms = "use \"1.2.3.4:443\", \"[::1]:443\", \"*:443\" or \":443\"";
+    if let Some(port) = text.strip_prefix("*:").or_else(|| text.strip_prefix(':')) {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("invalid port in bind address `{text}`: {forms}"))?;
+        return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("invalid bind address `{text}`: {forms}"))
+}

@@ -1,0 +1,263 @@
+//! Raw structs → the typed model, collecting every problem on the way.
+//!
+//! Each check records an [`Issue`] (key path + message) and carries on with a placeholder value,
+//! so one run reports all mistakes in the file instead of making the operator fix them one at a
+//! time. The placeholder model is thrown away if any issue was recorded. Lines are attached later
+//! by the caller ([`crate::locate`]), which keeps this stage free of source positions.
+//!
+//! Checks are split by section: `global` here, frontends (binds, TLS) in `frontend`, backends
+//! (servers, address resolution) in `backend`.
+
+mod backend;
+mod frontend;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_frontend;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::locate::KeyPath;
+use crate::model::{Config, Global};
+use crate::raw::{RawConfig, RawDuration, RawGlobal, RawSize, TextOrInt};
+use crate::units;
+
+/// One validation problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Issue {
+    pub path: KeyPath,
+    pub message: String,
+}
+
+/// Validates `raw`; relative paths are resolved against `base_dir`.
+pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Issue>> {
+    let mut checker = Checker::new(base_dir);
+    let root = KeyPath::root();
+    let global = checker.global(&raw.global, &root.key("global"));
+    if raw.frontend.is_empty() {
+        checker.issue(&root, "at least one [[frontend]] is required");
+    }
+    if raw.backend.is_empty() {
+        checker.issue(&root, "at least one [[backend]] is required");
+    }
+    let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
+    let frontends = raw
+        .frontend
+        .iter()
+        .enumerate()
+        .map(|(i, fe)| checker.frontend(fe, &root.key("frontend").index(i), &backend_names))
+        .collect();
+    let backends = raw
+        .backend
+        .iter()
+        .enumerate()
+        .map(|(i, be)| checker.backend(be, &root.key("backend").index(i)))
+        .collect();
+    checker.unique_names("frontend", raw.frontend.iter().map(|f| f.name.as_deref()));
+    checker.unique_names("backend", backend_names.iter().copied());
+    if checker.issues.is_empty() {
+        Ok(Config {
+            global,
+            frontends,
+            backends,
+        })
+    } else {
+        Err(checker.issues)
+    }
+}
+
+/// Validation state: issues found so far and cross-item facts (bind addresses seen).
+struct Checker<'b> {
+    issues: Vec<Issue>,
+    base_dir: &'b Path,
+    binds_seen: HashMap<SocketAddr, KeyPath>,
+}
+
+impl<'b> Checker<'b> {
+    fn new(base_dir: &'b Path) -> Self {
+        Self {
+            issues: Vec::new(),
+            base_dir,
+            binds_seen: HashMap::new(),
+        }
+    }
+
+    fn issue(&mut self, path: &KeyPath, message: impl Into<String>) {
+        self.issues.push(Issue {
+            path: path.clone(),
+            message: message.into(),
+        });
+    }
+
+    fn global(&mut self, raw: &RawGlobal, path: &KeyPath) -> Global {
+        let workers = raw
+            .workers
+            .map(|w| self.int_in(&path.key("workers"), Some(w), 1..=256, 1) as usize);
+        let cpus = raw.cpus.as_ref().map(|cpus| self.cpus(cpus, workers, path));
+        let workers = workers.or_else(|| cpus.as_ref().map(Vec::len));
+        Global {
+            workers,
+            cpus,
+            maxconn: self.int_in(
+                &path.key("maxconn"),
+                raw.maxconn,
+                1..=i64::from(u32::MAX),
+                10_000,
+            ) as usize,
+            grace: self.duration(
+                &path.key("grace"),
+                raw.grace.as_ref(),
+                Duration::from_secs(5),
+            ),
+            backlog: self.int_in(&path.key("backlog"), raw.backlog, 1..=65_535, 1024) as u32,
+        }
+    }
+
+    fn cpus(&mut self, raw: &[i64], workers: Option<usize>, global: &KeyPath) -> Vec<usize> {
+        let path = global.key("cpus");
+        if raw.is_empty() {
+            self.issue(&path, "must list at least one CPU (or leave `cpus` out)");
+        }
+        let mut cpus = Vec::with_capacity(raw.len());
+        for (i, &value) in raw.iter().enumerate() {
+            // Linux's default cpu_set_t holds CPUs 0..=1023.
+            let cpu = self.int_in(&path.index(i), Some(value), 0..=1023, 0) as usize;
+            if raw[..i].contains(&value) {
+                self.issue(&path.index(i), format!("CPU {value} is listed twice"));
+            }
+            cpus.push(cpu);
+        }
+        if let Some(workers) = workers.filter(|&w| w != raw.len()) {
+            self.issue(
+                &path,
+                format!(
+                    "lists {} CPUs but `workers` is {workers}; give one CPU per worker",
+                    raw.len()
+                ),
+            );
+        }
+        cpus
+    }
+
+    /// An integer in `range`, or `default` when absent (or out of range, after an issue).
+    fn int_in(
+        &mut self,
+        path: &KeyPath,
+        value: Option<i64>,
+        range: RangeInclusive<i64>,
+        default: i64,
+    ) -> i64 {
+        match value {
+            None => default,
+            Some(v) if range.contains(&v) => v,
+            Some(v) => {
+                let (lo, hi) = (range.start(), range.end());
+                self.issue(
+                    path,
+                    format!("{v} is out of range: must be between {lo} and {hi}"),
+                );
+                default
+            }
+        }
+    }
+
+    /// A duration, or `default` when absent (or invalid, after an issue).
+    fn duration(
+        &mut self,
+        path: &KeyPath,
+        value: Option<&RawDuration>,
+        default: Duration,
+    ) -> Duration {
+        let parsed = match value.map(|d| &d.0) {
+            None => return default,
+            Some(TextOrInt::Int(v)) => Err(units::duration_needs_unit(*v)),
+            Some(TextOrInt::Text(text)) => units::parse_duration(text),
+        };
+        parsed.unwrap_or_else(|message| {
+            self.issue(path, message);
+            default
+        })
+    }
+
+    /// A size in bytes within `range`, or `default` when absent (or invalid, after an issue).
+    fn size_in(
+        &mut self,
+        path: &KeyPath,
+        value: Option<&RawSize>,
+        range: RangeInclusive<u64>,
+        default: u64,
+    ) -> u64 {
+        let parsed = match value.map(|s| &s.0) {
+            None => return default,
+            Some(TextOrInt::Int(v)) => {
+                u64::try_from(*v).map_err(|_| format!("size {v} is negative"))
+            }
+            Some(TextOrInt::Text(text)) => units::parse_size(text),
+        };
+        match parsed {
+            Ok(bytes) if range.contains(&bytes) => bytes,
+            Ok(bytes) => {
+                let (lo, hi) = (
+                    units::format_size(*range.start()),
+                    units::format_size(*range.end()),
+                );
+                self.issue(
+                    path,
+                    format!("{bytes} bytes is out of range: must be between {lo} and {hi}"),
+                );
+                default
+            }
+            Err(message) => {
+                self.issue(path, message);
+                default
+            }
+        }
+    }
+
+    /// A required name: present, non-empty, `[A-Za-z0-9_.-]` only.
+    fn name(&mut self, path: &KeyPath, value: Option<&str>) -> String {
+        let Some(name) = value else {
+            self.issue(path, "missing key `name`");
+            return String::new();
+        };
+        if name.is_empty() {
+            self.issue(path, "must not be empty");
+        } else if let Some(bad) = name.chars().find(|c| !is_name_char(*c)) {
+            self.issue(
+                path,
+                format!(
+                    "invalid character {bad:?} in `{name}`: use letters, digits, `_`, `.` and `-`"
+                ),
+            );
+        }
+        name.to_owned()
+    }
+
+    /// Reports the second and later uses of each name among `[[kind]]` items.
+    fn unique_names<'n>(&mut self, kind: &str, names: impl Iterator<Item = Option<&'n str>>) {
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for (i, name) in names.enumerate() {
+            let Some(name) = name.filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            if let Some(&earlier) = first.get(name) {
+                let path = KeyPath::root().key(kind).index(i).key("name");
+                self.issue(
+                    &path,
+                    format!("duplicate {kind} name `{name}` (first used by {kind}[{earlier}])"),
+                );
+            } else {
+                first.insert(name, i);
+            }
+        }
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
