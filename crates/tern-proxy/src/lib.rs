@@ -1,1 +1,286 @@
-//! tern-proxy
+//! tern's data path: pinned workers accept client connections, terminate TLS, and proxy
+//! HTTP/1.1 streams to backend servers over pooled keep-alive connections.
+//!
+//! The flow of one connection through the modules (see ARCHITECTURE.md for the whole picture):
+//! [`worker`] accepts under the connection limits → [`session`] runs the TLS handshake and
+//! hyper's HTTP/1.1 server over [`client_io`] (client-side timeouts, driven by [`phase`]) →
+//! [`stream`] answers each request locally ([`local`]) or picks a server, takes a connection from
+//! the worker's [`pool`] or opens one ([`upstream`]), rewrites heads ([`headers`]) and streams
+//! bodies both ways ([`body`]). Everything is counted in [`stats`].
+
+#![forbid(unsafe_code)]
+
+mod body;
+mod client_io;
+mod headers;
+mod listener;
+mod local;
+mod phase;
+mod pool;
+mod session;
+pub mod stats;
+mod stream;
+mod timer;
+mod upstream;
+mod worker;
+
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+use rustls::ServerConfig;
+use tern_config::Config;
+use tokio::sync::{watch, Semaphore};
+
+pub use stats::{Stats, StatsSnapshot};
+use worker::{Shared, WorkerListener, WorkerSpec};
+
+/// A configuration ready to run: the validated config plus the TLS configuration built for each
+/// bind (`tls[frontend][bind]`, `None` for plain binds).
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub config: Config,
+    pub tls: Vec<Vec<Option<Arc<ServerConfig>>>>,
+}
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {address} (frontend {frontend}): {source}")]
+    Bind {
+        frontend: String,
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("CPU {cpu} is not available to this process (available: {available:?})")]
+    Cpu { cpu: usize, available: Vec<usize> },
+    #[error(
+        "frontend {frontend} bind {address}: TLS is configured but no TLS settings were built"
+    )]
+    MissingTls {
+        frontend: String,
+        address: SocketAddr,
+    },
+    #[error("frontend {0} uses a backend that does not exist")]
+    UnknownBackend(String),
+    #[error("starting worker {index}: {reason}")]
+    Worker { index: usize, reason: String },
+}
+
+/// A listening address, as bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundBind {
+    pub frontend: String,
+    pub address: SocketAddr,
+    pub tls: bool,
+}
+
+/// A running proxy.
+#[derive(Debug)]
+pub struct ProxyHandle {
+    binds: Vec<BoundBind>,
+    workers: Vec<JoinHandle<()>>,
+    shutdown: watch::Sender<bool>,
+    stats: Stats,
+}
+
+impl ProxyHandle {
+    /// The addresses listened on (port 0 resolved).
+    pub fn binds(&self) -> &[BoundBind] {
+        &self.binds
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Counters summed over all workers, readable at any time.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Starts a graceful stop: listeners close, idle connections close, streams in flight get up
+    /// to `global.grace` to finish.
+    pub fn shutdown(&self) {
+        let _ = self.shutdown.send(true);
+    }
+
+    /// Waits for every worker to finish (after [`ProxyHandle::shutdown`]).
+    pub fn join(self) {
+        for w in self.workers {
+            let _ = w.join();
+        }
+    }
+}
+
+/// Binds every listening socket, starts the workers, and returns once all are accepting.
+pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
+    let cfg = &snapshot.config;
+    let count = cfg
+        .global
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let cpus = plan_cpus(cfg.global.cpus.as_deref(), count)?;
+    let (binds, mut per_worker) = bind_all(&snapshot, count)?;
+    let shared = Arc::new(shared_state(snapshot)?);
+    let servers: Vec<usize> = shared
+        .snapshot
+        .config
+        .backends
+        .iter()
+        .map(|b| b.servers.len())
+        .collect();
+    let frontends = shared.snapshot.config.frontends.len();
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let mut workers = Vec::with_capacity(count);
+    let mut all_stats = Vec::with_capacity(count);
+    for (index, listeners) in per_worker.drain(..).enumerate() {
+        let stats = Arc::new(stats::WorkerStats::new(frontends, &servers));
+        all_stats.push(Arc::clone(&stats));
+        let spec = WorkerSpec {
+            index,
+            cpu: cpus.get(index).copied().flatten(),
+            shared: Arc::clone(&shared),
+            stats,
+            listeners,
+            shutdown: shutdown_rx.clone(),
+        };
+        let ready = ready_tx.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("tern-worker-{index}"))
+            .spawn(move || worker::run(spec, ready))
+            .map_err(|e| StartError::Worker {
+                index,
+                reason: e.to_string(),
+            })?;
+        workers.push(handle);
+    }
+    drop(ready_tx);
+    let handle = ProxyHandle {
+        binds,
+        workers,
+        shutdown,
+        stats: Stats { workers: all_stats },
+    };
+    for index in 0..count {
+        let failure = match ready_rx.recv() {
+            Ok(Ok(())) => continue,
+            Ok(Err(reason)) => reason,
+            Err(_) => "worker exited during start-up".to_owned(),
+        };
+        handle.shutdown();
+        handle.join();
+        return Err(StartError::Worker {
+            index,
+            reason: failure,
+        });
+    }
+    Ok(handle)
+}
+
+/// Which CPU each worker is pinned to: the configured list, or by default the CPUs this process
+/// may run on, in order (so `taskset` still decides where a default tern runs).
+fn plan_cpus(
+    configured: Option<&[usize]>,
+    workers: usize,
+) -> Result<Vec<Option<usize>>, StartError> {
+    let available: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    match configured {
+        Some(list) => {
+            if let Some(&cpu) = list.iter().find(|c| !available.contains(c)) {
+                return Err(StartError::Cpu { cpu, available });
+            }
+            Ok((0..workers).map(|i| list.get(i).copied()).collect())
+        }
+        None if available.is_empty() => Ok(vec![None; workers]),
+        None => Ok((0..workers)
+            .map(|i| Some(available[i % available.len()]))
+            .collect()),
+    }
+}
+
+type Binding = (Vec<BoundBind>, Vec<Vec<WorkerListener>>);
+
+/// Binds every bind of every frontend once per worker.
+fn bind_all(snapshot: &Snapshot, workers: usize) -> Result<Binding, StartError> {
+    let cfg = &snapshot.config;
+    let mut bound = Vec::new();
+    let mut per_worker: Vec<Vec<WorkerListener>> = (0..workers).map(|_| Vec::new()).collect();
+    for (f, fe) in cfg.frontends.iter().enumerate() {
+        for (i, bind) in fe.binds.iter().enumerate() {
+            let tls = snapshot
+                .tls
+                .get(f)
+                .and_then(|t| t.get(i))
+                .cloned()
+                .flatten();
+            if bind.tls.is_some() && tls.is_none() {
+                return Err(StartError::MissingTls {
+                    frontend: fe.name.clone(),
+                    address: bind.address,
+                });
+            }
+            let (address, sockets) =
+                listener::bind_group(bind.address, workers, cfg.global.backlog).map_err(
+                    |source| StartError::Bind {
+                        frontend: fe.name.clone(),
+                        address: bind.address,
+                        source,
+                    },
+                )?;
+            bound.push(BoundBind {
+                frontend: fe.name.clone(),
+                address,
+                tls: tls.is_some(),
+            });
+            for (w, socket) in sockets.into_iter().enumerate() {
+                // Each worker gets its own copy of the TLS configuration, so the reference count
+                // bumped per handshake is not a cache line shared between workers.
+                let tls = tls.as_ref().map(|t| Arc::new(ServerConfig::clone(t)));
+                per_worker[w].push(WorkerListener {
+                    frontend: f,
+                    socket,
+                    tls,
+                });
+            }
+        }
+    }
+    Ok((bound, per_worker))
+}
+
+fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
+    let cfg = &snapshot.config;
+    let frontend_backend = cfg
+        .frontends
+        .iter()
+        .map(|fe| {
+            cfg.backend_index(&fe.default_backend)
+                .ok_or_else(|| StartError::UnknownBackend(fe.name.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let frontend_limits = cfg
+        .frontends
+        .iter()
+        .map(|fe| {
+            fe.maxconn
+                .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))))
+        })
+        .collect();
+    let global_limit = Arc::new(Semaphore::new(
+        cfg.global.maxconn.min(Semaphore::MAX_PERMITS),
+    ));
+    Ok(Shared {
+        snapshot,
+        frontend_backend,
+        global_limit,
+        frontend_limits,
+    })
+}

@@ -1,0 +1,177 @@
+//! Counters: what happened, per frontend, backend and server.
+//!
+//! Each worker owns its own block of atomics (allocated separately), and only that worker
+//! increments it, with relaxed ordering: the per-request path never writes a cache line another
+//! worker writes. Readers (shutdown summary, tests, later the runtime API) sum the blocks of all
+//! workers into a plain [`StatsSnapshot`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Defines a struct of atomic counters and its plain snapshot twin.
+macro_rules! counters {
+    ($(#[$doc:meta])* $name:ident / $snap:ident { $($(#[$fdoc:meta])* $field:ident),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Default)]
+        pub struct $name { $($(#[$fdoc])* pub $field: AtomicU64,)* }
+
+        $(#[$doc])*
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+        pub struct $snap { $($(#[$fdoc])* pub $field: u64,)* }
+
+        impl $name {
+            fn add_to(&self, snap: &mut $snap) {
+                $(snap.$field += self.$field.load(Ordering::Relaxed);)*
+            }
+        }
+
+        impl $snap {
+            /// `name=value` pairs, for the log line printed at exit.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($field), self.$field),)*]
+            }
+        }
+    };
+}
+
+counters! {
+    /// Counters of one frontend.
+    FrontendCounters / FrontendSnapshot {
+        /// Client connections accepted.
+        sessions,
+        /// Full TLS handshakes completed.
+        tls_full,
+        /// Resumed TLS handshakes completed.
+        tls_resumed,
+        /// TLS handshakes that failed (bad ClientHello, plain HTTP on a TLS port, alerts).
+        tls_failures,
+        /// TLS handshakes that did not finish within the handshake timeout.
+        tls_timeouts,
+        /// Requests received (heads parsed).
+        requests,
+        /// Requests answered by `monitor_uri`.
+        monitor,
+        /// Malformed requests answered 400.
+        bad_requests,
+        /// Requests whose head exceeded the limits, answered 431.
+        head_too_large,
+        /// Request heads not received within `http_request`, answered 408.
+        request_timeouts,
+        /// Keep-alive connections closed after `keep_alive` idle time.
+        keepalive_timeouts,
+        /// Client inactivity beyond `client` during a stream.
+        client_timeouts,
+        /// Client connections that ended with an I/O error or a reset.
+        client_aborts,
+        /// Responses by status class.
+        resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
+    }
+}
+
+counters! {
+    /// Counters of one backend.
+    BackendCounters / BackendSnapshot {
+        /// Requests sent towards this backend.
+        requests,
+        /// Requests answered 503 because no server could take them.
+        no_server,
+        /// Failed attempts to connect to one of its servers.
+        connect_errors,
+        /// Requests that went to another server after a connection failure.
+        redispatches,
+        /// Server errors before a response head (answered 502).
+        upstream_errors,
+        /// Servers silent beyond `server` before the response head (answered 504).
+        server_timeouts,
+        /// Responses cut short by the server (the client connection was closed).
+        aborted_responses,
+    }
+}
+
+counters! {
+    /// Counters of one server.
+    ServerCounters / ServerSnapshot {
+        /// Requests sent to the server.
+        requests,
+        /// New connections opened to the server.
+        connects,
+        /// Failed connection attempts.
+        connect_errors,
+        /// Requests sent on a reused keep-alive connection.
+        reused,
+    }
+}
+
+/// The counters one worker increments.
+#[derive(Debug)]
+pub struct WorkerStats {
+    pub frontends: Vec<FrontendCounters>,
+    pub backends: Vec<BackendCounters>,
+    pub servers: Vec<Vec<ServerCounters>>,
+}
+
+impl WorkerStats {
+    /// Counters for `frontends` frontends and backends with these server counts.
+    pub fn new(frontends: usize, servers_per_backend: &[usize]) -> Self {
+        Self {
+            frontends: (0..frontends)
+                .map(|_| FrontendCounters::default())
+                .collect(),
+            backends: servers_per_backend
+                .iter()
+                .map(|_| BackendCounters::default())
+                .collect(),
+            servers: servers_per_backend
+                .iter()
+                .map(|&n| (0..n).map(|_| ServerCounters::default()).collect())
+                .collect(),
+        }
+    }
+}
+
+/// Increments a counter by one (relaxed: counters order nothing).
+#[inline]
+pub fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// All workers' counters, for readers.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub(crate) workers: Vec<Arc<WorkerStats>>,
+}
+
+/// Counters summed over all workers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    pub frontends: Vec<FrontendSnapshot>,
+    pub backends: Vec<BackendSnapshot>,
+    pub servers: Vec<Vec<ServerSnapshot>>,
+}
+
+impl Stats {
+    /// Sums the counters of every worker.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let mut snap = StatsSnapshot::default();
+        for w in &self.workers {
+            snap.frontends
+                .resize(w.frontends.len(), FrontendSnapshot::default());
+            snap.backends
+                .resize(w.backends.len(), BackendSnapshot::default());
+            snap.servers.resize(w.servers.len(), Vec::new());
+            for (c, s) in w.frontends.iter().zip(snap.frontends.iter_mut()) {
+                c.add_to(s);
+            }
+            for (c, s) in w.backends.iter().zip(snap.backends.iter_mut()) {
+                c.add_to(s);
+            }
+            for (cs, ss) in w.servers.iter().zip(snap.servers.iter_mut()) {
+                ss.resize(cs.len(), ServerSnapshot::default());
+                for (c, s) in cs.iter().zip(ss.iter_mut()) {
+                    c.add_to(s);
+                }
+            }
+        }
+        snap
+    }
+}

@@ -1,0 +1,205 @@
+//! One request/response exchange (a stream): answer locally or forward to a server.
+
+use std::convert::Infallible;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Request, Response, StatusCode, Version};
+use hyper::body::Incoming;
+use hyper::client::conn::TrySendError;
+use tokio::time::Instant;
+use tracing::debug;
+
+use crate::body::{body_error, BodyError, Content, ProxyBody, RequestBody, ResponseBody, Upload};
+use crate::headers;
+use crate::local::page;
+use crate::pool::{Lease, Sender};
+use crate::session::SessionCtx;
+use crate::stats::{bump, FrontendCounters};
+use crate::upstream;
+
+/// How many servers a request may try when connections fail before anything was sent.
+const MAX_ATTEMPTS: usize = 3;
+
+/// hyper's service entry point: never fails, every outcome is a response.
+pub(crate) async fn handle(
+    s: Rc<SessionCtx>,
+    req: Request<Incoming>,
+) -> Result<Response<ProxyBody>, Infallible> {
+    let guard = s.phase.start_stream();
+    let counters = &s.worker.stats.frontends[s.frontend];
+    bump(&counters.requests);
+    let fe = &s.worker.shared.snapshot.config.frontends[s.frontend];
+    let resp = if fe.monitor_uri.as_deref() == Some(req.uri().path()) {
+        bump(&counters.monitor);
+        page(StatusCode::OK, false)
+    } else {
+        forward(&s, req).await
+    };
+    count_status(counters, resp.status());
+    Ok(resp.map(|content| ProxyBody::new(content, guard)))
+}
+
+fn count_status(c: &FrontendCounters, status: StatusCode) {
+    let counter = match status.as_u16() {
+        100..=199 => &c.resp_1xx,
+        200..=299 => &c.resp_2xx,
+        300..=399 => &c.resp_3xx,
+        400..=499 => &c.resp_4xx,
+        _ => &c.resp_5xx,
+    };
+    bump(counter);
+}
+
+/// Why no response head came back from a server.
+enum HeadError {
+    /// The request never left: the connection was not usable. The request is intact.
+    NotSent(Box<Request<RequestBody>>),
+    Timeout,
+    Failed(hyper::Error),
+}
+
+async fn forward(s: &SessionCtx, req: Request<Incoming>) -> Response<Content> {
+    let w = &s.worker;
+    let b = s.backend;
+    let be = &w.shared.snapshot.config.backends[b];
+    let fe = &w.shared.snapshot.config.frontends[s.frontend];
+    let bc = &w.stats.backends[b];
+    bump(&bc.requests);
+
+    let (mut parts, body) = req.into_parts();
+    headers::prepare_request(&mut parts, &s.forwarding);
+    let (body, upload) = RequestBody::new(body, fe.timeouts.client);
+    let mut req = Request::from_parts(parts, body);
+
+    let attempts = be.servers.len().clamp(1, MAX_ATTEMPTS);
+    let mut failures = 0;
+    loop {
+        let Some(server) = w.pick(b) else {
+            bump(&bc.no_server);
+            return page(StatusCode::SERVICE_UNAVAILABLE, false);
+        };
+        let sc = &w.stats.servers[b][server];
+        let (sender, reused) = match obtain(s, b, server).await {
+            Ok(got) => got,
+            Err(e) => {
+                debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
+                bump(&bc.connect_errors);
+                bump(&sc.connect_errors);
+                failures += 1;
+                if failures >= attempts {
+                    bump(&bc.no_server);
+                    return page(StatusCode::SERVICE_UNAVAILABLE, false);
+                }
+                bump(&bc.redispatches);
+                continue;
+            }
+        };
+        bump(&sc.requests);
+        if reused {
+            bump(&sc.reused);
+        }
+        let mut lease = Lease::new(Rc::clone(&w.pools), b, server, sender);
+        let sent = lease.sender().try_send_request(req);
+        match await_head(sent, &upload, be.timeouts.server).await {
+            Ok(resp) => return relay(s, b, resp, lease),
+            Err(HeadError::NotSent(back)) if failures + 1 < attempts => {
+                failures += 1;
+                req = *back;
+            }
+            Err(HeadError::NotSent(_)) => {
+                bump(&bc.upstream_errors);
+                return page(StatusCode::BAD_GATEWAY, false);
+            }
+            Err(HeadError::Timeout) => {
+                bump(&bc.server_timeouts);
+                return page(StatusCode::GATEWAY_TIMEOUT, true);
+            }
+            Err(HeadError::Failed(e)) => return failed(s, b, &e),
+        }
+    }
+}
+
+/// An idle pooled connection that is ready for a request, or a new one.
+async fn obtain(
+    s: &SessionCtx,
+    b: usize,
+    server: usize,
+) -> Result<(Sender, bool), upstream::ConnectError> {
+    let w = &s.worker;
+    let be = &w.shared.snapshot.config.backends[b];
+    while let Some(mut sender) = w.pools.checkout(b, server) {
+        // A connection just handed back may need one turn of its task to become ready.
+        match tokio::time::timeout(be.timeouts.connect, sender.ready()).await {
+            Ok(Ok(())) => return Ok((sender, true)),
+            _ => continue,
+        }
+    }
+    let sender = upstream::connect(be.servers[server].address, be.timeouts.connect).await?;
+    bump(&w.stats.servers[b][server].connects);
+    Ok((sender, false))
+}
+
+/// Waits for the response head. The `server` timeout runs from the end of the request upload,
+/// so a long upload is not mistaken for a silent server.
+async fn await_head(
+    sent: impl std::future::Future<
+        Output = Result<Response<Incoming>, TrySendError<Request<RequestBody>>>,
+    >,
+    upload: &Upload,
+    timeout: Duration,
+) -> Result<Response<Incoming>, HeadError> {
+    tokio::pin!(sent);
+    let mut deadline = Instant::now() + timeout;
+    loop {
+        tokio::select! {
+            r = &mut sent => {
+                return r.map_err(|mut e| match e.take_message() {
+                    Some(req) => HeadError::NotSent(Box::new(req)),
+                    None => HeadError::Failed(e.into_error()),
+                });
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                let now = Instant::now();
+                match upload.done_at() {
+                    Some(done) if done + timeout <= now => return Err(HeadError::Timeout),
+                    Some(done) => deadline = done + timeout,
+                    None => deadline = now + timeout,
+                }
+            }
+        }
+    }
+}
+
+/// Passes the server's response on to the client.
+fn relay(s: &SessionCtx, b: usize, resp: Response<Incoming>, lease: Lease) -> Response<Content> {
+    let w = &s.worker;
+    let timeout = w.shared.snapshot.config.backends[b].timeouts.server;
+    let (mut parts, body) = resp.into_parts();
+    headers::prepare_response(&mut parts.headers);
+    parts.version = Version::HTTP_11;
+    let body = ResponseBody::new(body, timeout, lease, Arc::clone(&w.stats), b);
+    Response::from_parts(parts, Content::Upstream(body))
+}
+
+/// Answers a failed exchange, blaming the right side.
+fn failed(s: &SessionCtx, b: usize, e: &hyper::Error) -> Response<Content> {
+    let w = &s.worker;
+    let fc = &w.stats.frontends[s.frontend];
+    match body_error(e) {
+        Some(BodyError::ClientTimeout(_)) => {
+            bump(&fc.client_timeouts);
+            page(StatusCode::REQUEST_TIMEOUT, true)
+        }
+        Some(_) => {
+            bump(&fc.client_aborts);
+            page(StatusCode::BAD_REQUEST, true)
+        }
+        None => {
+            debug!(error = %e, "server failed before its response head");
+            bump(&w.stats.backends[b].upstream_errors);
+            page(StatusCode::BAD_GATEWAY, true)
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Workers: one pinned OS thread per CPU, each with its own event loop and listening sockets.
+//!
+//! This is the shared-nothing model of HAProxy and nginx workers (docs/design/0001-workers.md):
+//! a worker accepts on its own SO_REUSEPORT sockets, serves its connections to the end, and keeps
+//! its own balancer state and upstream pools. What workers share is read-only ([`Shared`]: the
+//! configuration snapshot and TLS configurations) plus atomics: the connection limits (taken once
+//! per connection, before `accept`, so excess connections wait in the kernel backlog) and
+//! counters, which are per worker anyway.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use rustls::ServerConfig;
+use tern_balance::{Algorithm, PickContext, RoundRobin, ServerId};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
+use tracing::warn;
+
+use crate::pool::Pools;
+use crate::session;
+use crate::stats::{bump, WorkerStats};
+use crate::Snapshot;
+
+/// Read-only state shared by all workers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub snapshot: Snapshot,
+    /// Index of each frontend's default backend.
+    pub frontend_backend: Vec<usize>,
+    pub global_limit: Arc<Semaphore>,
+    pub frontend_limits: Vec<Option<Arc<Semaphore>>>,
+}
+
+/// One listening socket handed to a worker.
+#[derive(Debug)]
+pub(crate) struct WorkerListener {
+    pub frontend: usize,
+    pub socket: std::net::TcpListener,
+    pub tls: Option<Arc<ServerConfig>>,
+}
+
+/// Everything a worker thread starts from.
+#[derive(Debug)]
+pub(crate) struct WorkerSpec {
+    pub index: usize,
+    pub cpu: Option<usize>,
+    pub shared: Arc<Shared>,
+    pub stats: Arc<WorkerStats>,
+    pub listeners: Vec<WorkerListener>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// A worker's own state, reached from its tasks through an `Rc`.
+#[derive(Debug)]
+pub(crate) struct Worker {
+    pub shared: Arc<Shared>,
+    pub stats: Arc<WorkerStats>,
+    pub pools: Rc<Pools>,
+    balancers: RefCell<Vec<RoundRobin>>,
+    stopping: Cell<bool>,
+    stop: Notify,
+    sessions: Cell<usize>,
+    drained: Notify,
+}
+
+impl Worker {
+    fn new(spec: &WorkerSpec) -> Self {
+        let backends = &spec.shared.snapshot.config.backends;
+        let balancers = backends
+            .iter()
+            .map(|b| {
+                let weights: Vec<u32> = b.servers.iter().map(|s| s.weight).collect();
+                RoundRobin::with_offset(&weights, spec.index)
+            })
+            .collect();
+        let pool_shape: Vec<_> = backends.iter().map(|b| (b.servers.len(), b.pool)).collect();
+        Self {
+            shared: Arc::clone(&spec.shared),
+            stats: Arc::clone(&spec.stats),
+            pools: Pools::new(&pool_shape),
+            balancers: RefCell::new(balancers),
+            stopping: Cell::new(false),
+            stop: Notify::new(),
+            sessions: Cell::new(0),
+            drained: Notify::new(),
+        }
+    }
+
+    /// Picks the server for the next stream of `backend`.
+    pub(crate) fn pick(&self, backend: usize) -> Option<ServerId> {
+        self.balancers
+            .borrow_mut()
+            .get_mut(backend)?
+            .pick(&PickContext::default())
+    }
+
+    /// Resolves when the worker starts stopping (at once if it already has).
+    pub(crate) async fn stopping(&self) {
+        let notified = self.stop.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.stopping.get() {
+            return;
+        }
+        notified.await;
+    }
+
+    /// Counts a session for the graceful stop; the guard uncounts it.
+    pub(crate) fn session_started(self: &Rc<Self>) -> SessionCount {
+        self.sessions.set(self.sessions.get() + 1);
+        SessionCount {
+            worker: Rc::clone(self),
+        }
+    }
+
+    /// Waits for connection slots under the frontend's and the global limit.
+    async fn admit(&self, frontend: usize) -> Option<Permits> {
+        let fe = match self.shared.frontend_limits.get(frontend).cloned().flatten() {
+            Some(sem) => Some(sem.acquire_owned().await.ok()?),
+            None => None,
+        };
+        let global = Arc::clone(&self.shared.global_limit)
+            .acquire_owned()
+            .await
+            .ok()?;
+        Some(Permits {
+            _frontend: fe,
+            _global: global,
+        })
+    }
+}
+
+/// Connection slots held for the life of a session.
+#[derive(Debug)]
+pub(crate) struct Permits {
+    _frontend: Option<OwnedSemaphorePermit>,
+    _global: OwnedSemaphorePermit,
+}
+
+/// Keeps a session counted while alive.
+#[derive(Debug)]
+pub(crate) struct SessionCount {
+    worker: Rc<Worker>,
+}
+
+impl Drop for SessionCount {
+    fn drop(&mut self) {
+        let w = &self.worker;
+        w.sessions.set(w.sessions.get().saturating_sub(1));
+        if w.sessions.get() == 0 && w.stopping.get() {
+            w.drained.notify_one();
+        }
+    }
+}
+
+/// Runs a worker on the current thread until shutdown; reports start-up success or failure
+/// through `ready`.
+pub(crate) fn run(spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
+    if let Some(cpu) = spec.cpu {
+        if !core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
+            warn!(worker = spec.index, cpu, "could not pin worker to its CPU");
+        }
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("worker {}: event loop: {e}", spec.index)));
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, worker_main(spec, ready));
+}
+
+async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
+    let worker = Rc::new(Worker::new(&spec));
+    for l in std::mem::take(&mut spec.listeners) {
+        let listener = match TcpListener::from_std(l.socket) {
+            Ok(listener) => listener,
+            Err(e) => {
+                let _ = ready.send(Err(format!("worker {}: listener: {e}", spec.index)));
+                return;
+            }
+        };
+        let tls = l.tls.map(TlsAcceptor::from);
+        tokio::task::spawn_local(accept_loop(Rc::clone(&worker), l.frontend, listener, tls));
+    }
+    tokio::task::spawn_local(sweep_pools(Rc::clone(&worker)));
+    let _ = ready.send(Ok(()));
+
+    // Run until told to stop (or the handle is gone), then stop gracefully.
+    while !*spec.shutdown.borrow_and_update() {
+        if spec.shutdown.changed().await.is_err() {
+            break;
+        }
+    }
+    worker.stopping.set(true);
+    worker.stop.notify_waiters();
+    let grace = worker.shared.snapshot.config.global.grace;
+    if worker.sessions.get() > 0 {
+        let drained = worker.drained.notified();
+        if tokio::time::timeout(grace, drained).await.is_err() {
+            warn!(
+                worker = spec.index,
+                sessions = worker.sessions.get(),
+                "grace period over, closing remaining connections"
+            );
+        }
+    }
+}
+
+async fn accept_loop(
+    w: Rc<Worker>,
+    frontend: usize,
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+) {
+    loop {
+        let permits = tokio::select! {
+            biased;
+            () = w.stopping() => return,
+            p = w.admit(frontend) => match p { Some(p) => p, None => return },
+        };
+        let accepted = tokio::select! {
+            biased;
+            () = w.stopping() => return,
+            r = listener.accept() => r,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                bump(&w.stats.frontends[frontend].sessions);
+                let task =
+                    session::serve(Rc::clone(&w), frontend, stream, peer, tls.clone(), permits);
+                tokio::task::spawn_local(task);
+            }
+            Err(e) => {
+                // Out of file descriptors or memory: back off instead of spinning on accept.
+                warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// Closes expired idle upstream connections once a second.
+async fn sweep_pools(w: Rc<Worker>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = w.stopping() => return,
+            _ = tick.tick() => {
+                let kept = w.pools.sweep();
+                tracing::trace!(idle = kept, "pool sweep");
+            }
+        }
+    }
+}
