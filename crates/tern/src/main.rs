@@ -1,1 +1,37 @@
-fn main() {}
+//! `tern`: a TLS-terminating load balancer and reverse proxy.
+//!
+//! One binary with subcommands, like the tools operators already know: `run` serves a
+//! configuration, `check` validates one, `demo` shows the main job in one command, `term` is the
+//! test backend used by tests, the demo and the benchmarks.
+
+#![forbid(unsafe_code)]
+
+mod check;
+mod cli;
+mod demo;
+mod logging;
+mod run;
+mod signals;
+mod term;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    logging::init(&cli.log_level);
+    let result = match cli.command {
+        cli::Command::Run(args) => run::main(&args),
+        cli::Command::Check(args) => return check::main(&args),
+        cli::Command::Demo(args) => demo::main(&args),
+        cli::Command::Term(args) => term::main(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tern: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

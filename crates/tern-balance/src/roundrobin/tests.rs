@@ -51,7 +51,10 @@ fn set_weight_takes_effect_and_ignores_unknown() {
 fn offset_shifts_the_cycle() {
     let mut a = RoundRobin::with_offset(&[1, 1], 0);
     let mut b = RoundRobin::with_offset(&[1, 1], 1);
-    assert_ne!(a.pick(&PickContext::default()), b.pick(&PickContext::default()));
+    assert_ne!(
+        a.pick(&PickContext::default()),
+        b.pick(&PickContext::default())
+    );
     // An offset on an all-drained backend is harmless.
     let mut z = RoundRobin::with_offset(&[0, 0], 5);
     assert_eq!(z.pick(&PickContext::default()), None);

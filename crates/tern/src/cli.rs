@@ -1,0 +1,71 @@
+//! Command-line interface.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// tern: a TLS-terminating load balancer and reverse proxy.
+#[derive(Debug, Parser)]
+#[command(name = "tern", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Log filter: error, warn, info, debug, trace, or a tracing directive such as
+    /// `tern_proxy=debug`. RUST_LOG takes precedence when set.
+    #[arg(long, global = true, default_value = "info")]
+    pub log_level: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the load balancer with a configuration file.
+    Run(RunArgs),
+    /// Validate a configuration file (and load its certificates), then exit.
+    Check(CheckArgs),
+    /// Start three test backends and a TLS frontend balancing across them.
+    Demo(DemoArgs),
+    /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
+    Term(TermArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Configuration file (TOML).
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Configuration file (TOML).
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Address of the demo's TLS frontend.
+    #[arg(long, default_value = "127.0.0.1:8443", value_name = "ADDR")]
+    pub listen: SocketAddr,
+}
+
+#[derive(Debug, Args)]
+pub struct TermArgs {
+    /// Address to listen on (repeatable; port 0 picks a free port).
+    #[arg(long = "listen", value_name = "ADDR", required = true)]
+    pub listen: Vec<SocketAddr>,
+    /// Serve HTTPS with this PEM file (certificate chain and private key).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// Number of threads, each with its own event loop and listening sockets.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: u16,
+    /// Name shown in the default page and the x-term-server header.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Pin thread i to CPU i of this comma-separated list.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub cpus: Option<Vec<usize>>,
+}

@@ -1,0 +1,102 @@
+//! `tern run`: load, validate, bind, serve until a stop signal, then stop gracefully.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tern_config::Config;
+use tern_proxy::{ProxyHandle, Snapshot, StatsSnapshot};
+use tracing::info;
+
+use crate::cli::RunArgs;
+use crate::signals;
+
+pub fn main(args: &RunArgs) -> anyhow::Result<()> {
+    let config = match tern_config::load(&args.config) {
+        Ok(c) => c,
+        Err(errors) => {
+            eprint!("{errors}");
+            anyhow::bail!("invalid configuration: {}", args.config.display());
+        }
+    };
+    let snapshot = build_snapshot(config)?;
+    let proxy = tern_proxy::start(snapshot.clone()).context("start-up refused")?;
+    announce(&proxy)?;
+    serve_until_stopped(proxy, &snapshot.config)
+}
+
+/// Loads the certificates of every TLS bind.
+pub fn build_snapshot(config: Config) -> anyhow::Result<Snapshot> {
+    let mut tls = Vec::with_capacity(config.frontends.len());
+    for fe in &config.frontends {
+        let mut binds = Vec::with_capacity(fe.binds.len());
+        for bind in &fe.binds {
+            let server_config = match &bind.tls {
+                Some(settings) => Some(
+                    tern_tls::server_config(settings)
+                        .with_context(|| format!("frontend {} bind {}", fe.name, bind.address))?,
+                ),
+                None => None,
+            };
+            binds.push(server_config);
+        }
+        tls.push(binds);
+    }
+    Ok(Snapshot { config, tls })
+}
+
+/// Prints the bound addresses and the ready line on stdout (scripts and tests wait for them).
+pub fn announce(proxy: &ProxyHandle) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for b in proxy.binds() {
+        let scheme = if b.tls { "https" } else { "http" };
+        writeln!(out, "listening: {} {scheme}://{}", b.frontend, b.address)?;
+    }
+    writeln!(out, "ready: {} workers", proxy.workers())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Waits for SIGINT/SIGTERM, stops gracefully and prints the counters.
+pub fn serve_until_stopped(proxy: ProxyHandle, config: &Config) -> anyhow::Result<()> {
+    let signal = signals::wait_for_stop()?;
+    info!(signal, "stopping");
+    proxy.shutdown();
+    let stats = Arc::new(proxy.stats().clone());
+    proxy.join();
+    print_stats(&stats.snapshot(), config)?;
+    Ok(())
+}
+
+/// One `stats:` line per frontend, backend and server, `name=value` pairs.
+pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let line = |fields: Vec<(&str, u64)>| {
+        fields
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for (fe, s) in config.frontends.iter().zip(&snap.frontends) {
+        writeln!(out, "stats: frontend {} {}", fe.name, line(s.fields()))?;
+    }
+    for (b, (be, s)) in config.backends.iter().zip(&snap.backends).enumerate() {
+        writeln!(out, "stats: backend {} {}", be.name, line(s.fields()))?;
+        for (srv, ss) in be
+            .servers
+            .iter()
+            .zip(snap.servers.get(b).into_iter().flatten())
+        {
+            writeln!(
+                out,
+                "stats: server {}/{} {}",
+                be.name,
+                srv.name,
+                line(ss.fields())
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! Test harness: start the real `tern` binary and `tern term` backends on ephemeral ports, and
+//! talk to them with real clients. Each test reads like a scenario:
+//!
+//! ```ignore
+//! let term = Term::start("s1");
+//! let tern = Tern::run(&Config::new().backend_servers(&[&term]).toml());
+//! let resp = tern.get("/").await;
+//! ```
+//!
+//! Processes are killed when their handle drops, so a failing test leaves nothing running.
+//! Readiness is a line on stdout (`ready: ...`), never a sleep.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod client;
+pub mod config;
+pub mod process;
+
+pub use client::*;
+pub use config::*;
+pub use process::*;

@@ -1,0 +1,247 @@
+//! Spawning `tern run`, `tern term` and `tern demo`, waiting for readiness, stopping them.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+/// How long a process may take to print its ready line.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub fn tern_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tern")
+}
+
+/// A fresh directory under the system temp dir, unique per call.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tern-it-{}-{tag}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running child process with its stdout lines arriving on a channel.
+pub struct Proc {
+    child: Option<Child>,
+    lines: Receiver<String>,
+    /// Lines seen so far.
+    pub seen: Vec<String>,
+    stderr: PathBuf,
+}
+
+impl Proc {
+    /// Spawns `tern ARGS...` with stderr captured to a file in `dir`.
+    pub fn spawn(args: &[&str], dir: &Path) -> Proc {
+        let stderr = dir.join(format!("stderr-{}.log", args.first().copied().unwrap_or("x")));
+        let mut child = Command::new(tern_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("spawn tern");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc { child: Some(child), lines: rx, seen: Vec::new(), stderr }
+    }
+
+    /// Waits for a stdout line starting with `prefix`; panics with stderr on timeout or exit.
+    pub fn wait_line(&mut self, prefix: &str) -> String {
+        let deadline = std::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.starts_with(prefix) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line starting with {prefix:?}; stdout so far: {:?}; stderr: {}",
+                    self.seen,
+                    self.stderr_text()
+                ),
+            }
+        }
+    }
+
+    /// Addresses from the `listening:` lines seen so far, in order, with their scheme.
+    pub fn listening(&self) -> Vec<(String, SocketAddr)> {
+        self.seen
+            .iter()
+            .filter_map(|l| l.strip_prefix("listening: "))
+            .filter_map(|rest| {
+                let url = rest.split_whitespace().nth(1)?;
+                let (scheme, addr) = url.split_once("://")?;
+                Some((scheme.to_owned(), addr.parse().ok()?))
+            })
+            .collect()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    /// Sends a signal by name (TERM, INT, HUP) with kill(1).
+    pub fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{sig}"), &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{sig} failed");
+    }
+
+    /// Sends SIGTERM, waits for exit (bounded), and returns the exit status and every stdout line.
+    pub fn stop(mut self) -> (ExitStatus, Vec<String>) {
+        self.signal("TERM");
+        let status = self.wait_exit(Duration::from_secs(15));
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.seen.push(line);
+        }
+        (status, std::mem::take(&mut self.seen))
+    }
+
+    /// Waits for the process to exit by itself (bounded); panics on timeout.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let child = self.child.as_mut().unwrap();
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "process did not exit: {}", self.stderr_text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A `tern term` backend.
+pub struct Term {
+    pub proc: Proc,
+    pub addr: SocketAddr,
+    pub name: String,
+}
+
+impl Term {
+    pub fn start(name: &str) -> Term {
+        Term::start_with(name, &[])
+    }
+
+    pub fn start_with(name: &str, extra: &[&str]) -> Term {
+        let dir = temp_dir(&format!("term-{name}"));
+        let mut args = vec!["term", "--listen", "127.0.0.1:0", "--name", name];
+        args.extend_from_slice(extra);
+        let mut proc = Proc::spawn(&args, &dir);
+        proc.wait_line("ready:");
+        let addr = proc.listening()[0].1;
+        Term { proc, addr, name: name.to_owned() }
+    }
+}
+
+/// A `tern run` process.
+pub struct Tern {
+    pub proc: Proc,
+    pub dir: PathBuf,
+    /// (scheme, address) of every bind, in configuration order.
+    pub binds: Vec<(String, SocketAddr)>,
+}
+
+impl Tern {
+    /// Writes `toml` to a config file in a fresh directory (where `certs` also go) and runs it.
+    pub fn run(toml: &str) -> Tern {
+        Tern::run_in(temp_dir("run"), toml)
+    }
+
+    pub fn run_in(dir: PathBuf, toml: &str) -> Tern {
+        let path = dir.join("tern.toml");
+        std::fs::write(&path, toml).unwrap();
+        let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], &dir);
+        proc.wait_line("ready:");
+        let binds = proc.listening();
+        Tern { proc, dir, binds }
+    }
+
+    /// The first bind's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.binds[0].1
+    }
+
+    /// Whether bind `i` is TLS.
+    pub fn is_tls(&self, i: usize) -> bool {
+        self.binds[i].0 == "https"
+    }
+
+    /// Stops tern gracefully and returns its exit counters.
+    pub fn stop(self) -> Counters {
+        let (status, lines) = self.proc.stop();
+        assert!(status.success(), "tern exited with {status}");
+        Counters::parse(&lines)
+    }
+}
+
+/// The `stats:` lines tern prints at exit: `counters["frontend web"]["requests"]`.
+#[derive(Debug, Default)]
+pub struct Counters(pub HashMap<String, HashMap<String, u64>>);
+
+impl Counters {
+    pub fn parse(lines: &[String]) -> Counters {
+        let mut map = HashMap::new();
+        for line in lines {
+            let Some(rest) = line.strip_prefix("stats: ") else { continue };
+            let mut words = rest.split_whitespace();
+            let (Some(kind), Some(name)) = (words.next(), words.next()) else { continue };
+            let fields = words
+                .filter_map(|w| w.split_once('='))
+                .filter_map(|(k, v)| Some((k.to_owned(), v.parse().ok()?)))
+                .collect();
+            map.insert(format!("{kind} {name}"), fields);
+        }
+        Counters(map)
+    }
+
+    /// `get("frontend web", "requests")`; panics with the whole map if absent.
+    pub fn get(&self, section: &str, key: &str) -> u64 {
+        self.0
+            .get(section)
+            .and_then(|s| s.get(key))
+            .copied()
+            .unwrap_or_else(|| panic!("no counter {section}/{key} in {:?}", self.0))
+    }
+}
+
+/// Runs `tern ARGS` to completion (bounded) and returns (exit code, stdout, stderr).
+pub fn tern_output(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(tern_bin()).args(args).stdin(Stdio::null()).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
