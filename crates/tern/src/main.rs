@@ -2,7 +2,7 @@
 //!
 //! One binary with subcommands, like the tools operators already know: `run` serves a
 //! configuration, `check` validates one, `demo` shows the main job in one command, `term` is the
-//! test backend used by tests, the demo and the benchmarks.
+//! test backend used by tests, the demo and the benchmarks, `bench` the load generator.
 
 #![forbid(unsafe_code)]
 
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => return check::main(&args),
         cli::Command::Demo(args) => demo::main(&args),
         cli::Command::Term(args) => term::main(&args),
+        cli::Command::Bench(args) => tern_bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

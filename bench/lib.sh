@@ -1,0 +1,138 @@
+# Shared helpers for the benchmark scripts in bench/. Sourced, not run.
+#
+# Why a helper file: every script must pin processes the same way, read CPU time the same way
+# (/proc/PID/stat, utime + stime) and clean up only the processes it started.
+
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."   # the repository root
+
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+RUNS=${RUNS:-3}
+FRONT_PORT=${FRONT_PORT:-8443}
+BACKEND_PORT=${BACKEND_PORT:-8080}
+INFO_PORT=${INFO_PORT:-9999}
+TERN=${TERN:-target/release/tern}
+CLK_TCK=$(getconf CLK_TCK)
+
+STARTED_PIDS=()
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/tern-bench.XXXXXX")
+
+cleanup() {
+    local pid
+    for pid in "${STARTED_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${STARTED_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    if [[ -n ${OUT:-} ]]; then
+        mkdir -p "$OUT" && cp -r "$TMP"/. "$OUT"/ && echo "raw results kept in $OUT"
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+die() {
+    echo "error: $*" >&2
+    exit 1
+}
+
+need_cmd() {
+    command -v "$1" >/dev/null 2>&1 || die "$1 not found${2:+: $2}"
+}
+
+need_cmd taskset "install util-linux"
+need_cmd awk
+
+# The load generator: `tern bench` once the tern binary mounts it, else the standalone example.
+# Sets CLIENT (an array).
+find_client() {
+    if [[ -n ${CLIENT_CMD:-} ]]; then
+        read -r -a CLIENT <<<"$CLIENT_CMD"
+    elif [[ -x $TERN ]] && "$TERN" bench --help 2>/dev/null | grep -q -- --requests-per-conn; then
+        CLIENT=("$TERN" bench)
+    elif [[ -x target/release/examples/tern-bench ]]; then
+        CLIENT=(target/release/examples/tern-bench)
+    else
+        die "no load generator: run 'cargo build --release' (tern bench) or" \
+            "'cargo build --release -p tern-bench --example tern-bench'"
+    fi
+}
+
+# Whether `tern run` is available (the tern columns are skipped otherwise).
+have_tern_run() {
+    [[ -x $TERN ]] && "$TERN" run --help 2>/dev/null | grep -qi usage
+}
+
+# Whether `tern term` is available.
+have_tern_term() {
+    [[ -x $TERN ]] && "$TERN" term --help 2>/dev/null | grep -q -- --listen
+}
+
+port_free() {
+    [[ -z $(ss -Htln "sport = :$1") ]]
+}
+
+# Waits (bounded: 10 s) until something listens on 127.0.0.1:$1 and process $2 is alive.
+wait_port() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$2" 2>/dev/null || die "process $2 exited before listening on port $1"
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    die "nothing listens on port $1 after 10 s"
+}
+
+# Starts "$@" pinned to CPU $1 in the background, logging to $TMP/$2.log; sets LAST_PID.
+start_pinned() {
+    local cpu=$1 name=$2
+    shift 2
+    taskset -c "$cpu" "$@" >"$TMP/$name.log" 2>&1 &
+    LAST_PID=$!
+    STARTED_PIDS+=("$LAST_PID")
+}
+
+# Stops a process this script started.
+stop_pid() {
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+# CPU time (user + system) of process $1 in microseconds, from /proc/PID/stat.
+cpu_us() {
+    local stat
+    stat=$(<"/proc/$1/stat") || die "process $1 is gone"
+    # Fields after the ")" that closes the command name: utime is the 12th, stime the 13th.
+    awk -v tck="$CLK_TCK" '{ sub(/.*\) /, ""); printf "%d\n", ($12 + $13) * 1000000 / tck }' <<<"$stat"
+}
+
+# Value of a numeric or string key in the generator's flat JSON ($1 file, $2 key): first match.
+json_get() {
+    grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'
+}
+
+# A field of HAProxy's `show info` from the stats socket on INFO_PORT.
+haproxy_info() {
+    local line
+    exec 3<>"/dev/tcp/127.0.0.1/$INFO_PORT" || die "cannot reach the HAProxy stats socket"
+    printf 'show info\n' >&3
+    while IFS= read -r line <&3; do
+        if [[ $line == "$1:"* ]]; then
+            echo "${line#*: }"
+        fi
+    done
+    exec 3<&-
+}
+
+# Floating-point helpers.
+calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Min-max of the numbers on stdin, printed with $1 decimals.
+spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk -v d="${1:-0}" 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.*f-%.*f", d, lo, d, hi }'; }
