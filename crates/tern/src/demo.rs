@@ -12,10 +12,12 @@ use tern_tls::KeyKind;
 
 use crate::cli::DemoArgs;
 use crate::run;
+use crate::signals::StopSignals;
 
 const BACKENDS: usize = 3;
 
 pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
+    let signals = StopSignals::install()?;
     let backends = start_backends()?;
     let addrs: Vec<SocketAddr> = backends
         .iter()
@@ -47,7 +49,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
     println!("  curl -k '{url}/?s=1m' -o /dev/null -w '%{{size_download}} bytes\\n'");
     println!("  curl -k '{url}/?r=503'        # status chosen by the backend");
     println!("press Ctrl-C to stop");
-    let result = run::serve_until_stopped(proxy, &snapshot.config);
+    let result = run::serve_until_stopped(proxy, &snapshot.config, signals);
     for b in backends {
         b.shutdown();
     }

@@ -9,7 +9,7 @@ use tern_proxy::{ProxyHandle, Snapshot, StatsSnapshot};
 use tracing::info;
 
 use crate::cli::RunArgs;
-use crate::signals;
+use crate::signals::StopSignals;
 
 pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     let config = match tern_config::load(&args.config) {
@@ -20,9 +20,10 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
         }
     };
     let snapshot = build_snapshot(config)?;
+    let signals = StopSignals::install()?;
     let proxy = tern_proxy::start(snapshot.clone()).context("start-up refused")?;
     announce(&proxy)?;
-    serve_until_stopped(proxy, &snapshot.config)
+    serve_until_stopped(proxy, &snapshot.config, signals)
 }
 
 /// Loads the certificates of every TLS bind.
@@ -58,8 +59,12 @@ pub fn announce(proxy: &ProxyHandle) -> anyhow::Result<()> {
 }
 
 /// Waits for SIGINT/SIGTERM, stops gracefully and prints the counters.
-pub fn serve_until_stopped(proxy: ProxyHandle, config: &Config) -> anyhow::Result<()> {
-    let signal = signals::wait_for_stop()?;
+pub fn serve_until_stopped(
+    proxy: ProxyHandle,
+    config: &Config,
+    signals: StopSignals,
+) -> anyhow::Result<()> {
+    let signal = signals.wait();
     info!(signal, "stopping");
     proxy.shutdown();
     let stats = Arc::new(proxy.stats().clone());

@@ -7,7 +7,7 @@ use tern_config::{CertSource, TlsSettings};
 use tern_term::TermOptions;
 
 use crate::cli::TermArgs;
-use crate::signals;
+use crate::signals::StopSignals;
 
 pub fn main(args: &TermArgs) -> anyhow::Result<()> {
     let tls = match &args.tls_cert {
@@ -20,6 +20,7 @@ pub fn main(args: &TermArgs) -> anyhow::Result<()> {
         None => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let signals = StopSignals::install()?;
     let handle = tern_term::start(TermOptions {
         listen: args.listen.clone(),
         tls,
@@ -36,7 +37,7 @@ pub fn main(args: &TermArgs) -> anyhow::Result<()> {
         writeln!(out, "ready: {} threads", args.threads)?;
         out.flush()?;
     }
-    signals::wait_for_stop()?;
+    signals.wait();
     let stats = handle.stats();
     handle.shutdown();
     println!(

@@ -144,3 +144,174 @@ pub fn have(program: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+// ---- Helpers for the proxying, balancing, timeouts, bad_input and limits tests ----
+
+/// Runs `fut` on a fresh current-thread runtime and drops the runtime afterwards, so every
+/// client connection the future left open is closed when this returns. For sync tests that
+/// mix raw blocking sockets with the hyper client.
+pub fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(fut)
+}
+
+/// A streaming request body: every `Bytes` sent on the channel becomes one chunk, and dropping
+/// the sender ends the body. Its length is unknown, so hyper sends it chunked.
+#[derive(Debug)]
+pub struct ChanBody {
+    rx: tokio::sync::mpsc::Receiver<Bytes>,
+}
+
+/// A [`ChanBody`] and the sender that feeds it.
+pub fn chan_body(capacity: usize) -> (tokio::sync::mpsc::Sender<Bytes>, ChanBody) {
+    let (tx, rx) = tokio::sync::mpsc::channel(capacity);
+    (tx, ChanBody { rx })
+}
+
+impl hyper::body::Body for ChanBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        self.get_mut()
+            .rx
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+}
+
+/// An HTTP/1.1 client connection over plain TCP whose request bodies are [`ChanBody`]s.
+pub async fn connect_streaming(addr: SocketAddr) -> SendRequest<ChanBody> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let (sender, conn) = http1::handshake(TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    sender
+}
+
+/// Reads from `s` until `needle` has arrived (true), or the peer closed or `wait` passed
+/// (false). Returns every byte read, which may go past the needle.
+pub fn read_until_contains(s: &mut TcpStream, needle: &[u8], wait: Duration) -> (Vec<u8>, bool) {
+    let deadline = std::time::Instant::now() + wait;
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        if bytes.windows(needle.len()).any(|w| w == needle) {
+            return (bytes, true);
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return (bytes, false);
+        }
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return (bytes, false),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (bytes, false)
+            }
+            Err(_) => return (bytes, false),
+        }
+    }
+}
+
+/// Reads exactly one response whose body is framed by Content-Length (or absent) from a
+/// keep-alive connection, without waiting for the connection to close. `closed` is true when the
+/// peer closed or `wait` passed before the whole response arrived.
+pub fn read_response(s: &mut TcpStream, wait: Duration) -> Raw {
+    let deadline = std::time::Instant::now() + wait;
+    let (mut bytes, found) = read_until_contains(s, b"\r\n\r\n", wait);
+    if !found {
+        return Raw {
+            bytes,
+            closed: true,
+        };
+    }
+    let head_len = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let head = String::from_utf8_lossy(&bytes[..head_len]).to_ascii_lowercase();
+    let body_len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut buf = [0u8; 65536];
+    while bytes.len() < head_len + body_len {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Raw {
+                bytes,
+                closed: true,
+            };
+        }
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => bytes.extend_from_slice(&buf[..n]),
+            _ => {
+                return Raw {
+                    bytes,
+                    closed: true,
+                }
+            }
+        }
+    }
+    Raw {
+        bytes,
+        closed: false,
+    }
+}
+
+impl Raw {
+    /// The response head (status line and header lines), up to the blank line.
+    pub fn head_text(&self) -> String {
+        let text = self.text();
+        match text.find("\r\n\r\n") {
+            Some(end) => text[..end].to_owned(),
+            None => text,
+        }
+    }
+
+    /// The bytes after the first response head (empty when no complete head arrived).
+    pub fn body_bytes(&self) -> &[u8] {
+        match self.bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            Some(end) => &self.bytes[end + 4..],
+            None => &[],
+        }
+    }
+
+    /// The value of header `name` in the first response head (case-insensitive name).
+    pub fn head_value(&self, name: &str) -> Option<String> {
+        let prefix = format!("{}:", name.to_ascii_lowercase());
+        self.head_text().lines().find_map(|l| {
+            let lower = l.to_ascii_lowercase();
+            lower
+                .starts_with(&prefix)
+                .then(|| l[prefix.len()..].trim().to_owned())
+        })
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift), for garbage-input tests.
+pub fn garbage(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
