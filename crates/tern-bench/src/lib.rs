@@ -79,12 +79,12 @@ pub enum BenchError {
     )]
     Resumed,
     /// The JSON report could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Json {
         /// The `--json` path.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -95,9 +95,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let mut json = report.to_json();
         json.push('\n');
-        std::fs::write(path, json).map_err(|source| BenchError::Json {
+        std::fs::write(path, json).map_err(|cause| BenchError::Json {
             path: path.clone(),
-            source,
+            cause,
         })?;
     }
     Ok(())

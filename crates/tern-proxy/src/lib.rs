@@ -46,12 +46,11 @@ pub struct Snapshot {
 /// Why the proxy could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot listen on {address} (frontend {frontend}): {source}")]
+    #[error("cannot listen on {address} (frontend {frontend}): {cause}")]
     Bind {
         frontend: String,
         address: SocketAddr,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("CPU {cpu} is not available to this process (available: {available:?})")]
     Cpu { cpu: usize, available: Vec<usize> },
@@ -230,10 +229,10 @@ fn bind_all(snapshot: &Snapshot, workers: usize) -> Result<Binding, StartError> 
             }
             let (address, sockets) =
                 listener::bind_group(bind.address, workers, cfg.global.backlog).map_err(
-                    |source| StartError::Bind {
+                    |cause| StartError::Bind {
                         frontend: fe.name.clone(),
                         address: bind.address,
-                        source,
+                        cause,
                     },
                 )?;
             bound.push(BoundBind {

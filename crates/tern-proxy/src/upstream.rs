@@ -15,17 +15,15 @@ use crate::pool::Sender;
 pub(crate) enum ConnectError {
     #[error("connect to {addr} timed out after {timeout:?}")]
     Timeout { addr: SocketAddr, timeout: Duration },
-    #[error("connect to {addr}: {source}")]
+    #[error("connect to {addr}: {cause}")]
     Io {
         addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("HTTP/1.1 setup with {addr}: {source}")]
+    #[error("HTTP/1.1 setup with {addr}: {cause}")]
     Http {
         addr: SocketAddr,
-        #[source]
-        source: hyper::Error,
+        cause: hyper::Error,
     },
 }
 
@@ -34,7 +32,7 @@ pub(crate) enum ConnectError {
 pub(crate) async fn connect(addr: SocketAddr, timeout: Duration) -> Result<Sender, ConnectError> {
     let stream = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
         Err(_) => return Err(ConnectError::Timeout { addr, timeout }),
-        Ok(Err(source)) => return Err(ConnectError::Io { addr, source }),
+        Ok(Err(cause)) => return Err(ConnectError::Io { addr, cause }),
         Ok(Ok(s)) => s,
     };
     // Small requests and responses must not wait for Nagle's algorithm.
@@ -42,7 +40,7 @@ pub(crate) async fn connect(addr: SocketAddr, timeout: Duration) -> Result<Sende
     let (sender, conn) = http1::Builder::new()
         .handshake(TokioIo::new(stream))
         .await
-        .map_err(|source| ConnectError::Http { addr, source })?;
+        .map_err(|cause| ConnectError::Http { addr, cause })?;
     tokio::task::spawn_local(async move {
         if let Err(e) = conn.await {
             debug!(server = %addr, error = %e, "server connection ended with an error");

@@ -11,17 +11,17 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum TlsError {
     /// The file could not be read at all.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {cause}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     /// The file is not valid PEM (bad base64, missing END line, ...).
-    #[error("{}: malformed PEM: {source}", path.display())]
+    #[error("{}: malformed PEM: {cause}", path.display())]
     Pem {
         path: PathBuf,
-        source: rustls_pki_types::pem::Error,
+        cause: rustls_pki_types::pem::Error,
     },
 
     /// The file holds no `CERTIFICATE` block.

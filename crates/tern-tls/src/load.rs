@@ -125,13 +125,13 @@ impl PemContents {
 }
 
 fn read_pem(path: &Path) -> Result<PemContents, TlsError> {
-    let bytes = std::fs::read(path).map_err(|source| TlsError::Read {
+    let bytes = std::fs::read(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
-    parse_pem(&bytes).map_err(|source| TlsError::Pem {
+    parse_pem(&bytes).map_err(|cause| TlsError::Pem {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 

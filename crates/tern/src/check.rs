@@ -10,7 +10,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let config = match tern_config::load(&args.config) {
         Ok(c) => c,
         Err(errors) => {
-            eprint!("{errors}");
+            eprintln!("{errors}");
             return ExitCode::from(2);
         }
     };

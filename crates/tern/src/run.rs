@@ -15,7 +15,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     let config = match tern_config::load(&args.config) {
         Ok(c) => c,
         Err(errors) => {
-            eprint!("{errors}");
+            eprintln!("{errors}");
             anyhow::bail!("invalid configuration: {}", args.config.display());
         }
     };

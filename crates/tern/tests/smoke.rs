@@ -10,7 +10,10 @@ async fn proxies_plain_and_tls() {
     let cert = write_cert(&dir, "ecdsa", tern_tls::KeyKind::EcdsaP256);
     let cfg = Config::new()
         .terms(&[&term])
-        .binds(&["\"127.0.0.1:0\"", "{ address = \"127.0.0.1:0\", tls = false }"])
+        .binds(&[
+            "\"127.0.0.1:0\"",
+            "{ address = \"127.0.0.1:0\", tls = false }",
+        ])
         .tls(&[&format!("{cert:?}")]);
     let tern = Tern::run_in(dir, &cfg.toml());
     assert!(tern.is_tls(0) && !tern.is_tls(1));

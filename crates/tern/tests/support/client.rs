@@ -74,12 +74,19 @@ pub async fn send(conn: &mut SendRequest<Body>, req: Request<Body>) -> Got {
     let resp: Response<hyper::body::Incoming> = conn.send_request(req).await.unwrap();
     let (parts, body) = resp.into_parts();
     let body = body.collect().await.unwrap().to_bytes();
-    Got { status: parts.status.as_u16(), headers: parts.headers, body }
+    Got {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+    }
 }
 
 /// A GET of `path` with Host `localhost`.
 pub fn get_req(path: &str) -> Request<Body> {
-    Request::get(path).header("host", "localhost").body(Body::default()).unwrap()
+    Request::get(path)
+        .header("host", "localhost")
+        .body(Body::default())
+        .unwrap()
 }
 
 /// One GET on a new connection.
@@ -103,7 +110,13 @@ impl Raw {
 
     /// The status code of the first response line, if any.
     pub fn status(&self) -> Option<u16> {
-        self.text().lines().next()?.split_whitespace().nth(1)?.parse().ok()
+        self.text()
+            .lines()
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
     }
 }
 
@@ -122,16 +135,37 @@ pub fn read_until_closed(s: &mut TcpStream, wait: Duration) -> Raw {
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            return Raw { bytes, closed: false };
+            return Raw {
+                bytes,
+                closed: false,
+            };
         }
         s.set_read_timeout(Some(left)).unwrap();
         match s.read(&mut buf) {
-            Ok(0) => return Raw { bytes, closed: true },
-            Ok(n) => bytes.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Raw { bytes, closed: false }
+            Ok(0) => {
+                return Raw {
+                    bytes,
+                    closed: true,
+                }
             }
-            Err(_) => return Raw { bytes, closed: true },
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Raw {
+                    bytes,
+                    closed: false,
+                }
+            }
+            Err(_) => {
+                return Raw {
+                    bytes,
+                    closed: true,
+                }
+            }
         }
     }
 }

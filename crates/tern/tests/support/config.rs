@@ -30,14 +30,19 @@ impl Config {
     /// Adds each term as a server `s<i>` with weight 1.
     pub fn terms(mut self, terms: &[&Term]) -> Config {
         for t in terms {
-            self.servers.push(format!("{{ name = \"{}\", address = \"{}\" }}", t.name, t.addr));
+            self.servers.push(format!(
+                "{{ name = \"{}\", address = \"{}\" }}",
+                t.name, t.addr
+            ));
         }
         self
     }
 
     /// Adds a server by raw address.
     pub fn server(mut self, name: &str, addr: &str, weight: u32) -> Config {
-        self.servers.push(format!("{{ name = \"{name}\", address = \"{addr}\", weight = {weight} }}"));
+        self.servers.push(format!(
+            "{{ name = \"{name}\", address = \"{addr}\", weight = {weight} }}"
+        ));
         self
     }
 
@@ -95,7 +100,8 @@ impl Default for Config {
 /// Writes a self-signed certificate for localhost/127.0.0.1 into `dir`: `<name>.pem` (chain and
 /// key), `<name>.crt` and `<name>.key`. Returns the combined file's path.
 pub fn write_cert(dir: &Path, name: &str, kind: tern_tls::KeyKind) -> String {
-    let cert = tern_tls::self_signed(&["localhost".to_owned(), "127.0.0.1".to_owned()], kind).unwrap();
+    let cert =
+        tern_tls::self_signed(&["localhost".to_owned(), "127.0.0.1".to_owned()], kind).unwrap();
     std::fs::write(dir.join(format!("{name}.crt")), &cert.cert_pem).unwrap();
     std::fs::write(dir.join(format!("{name}.key")), &cert.key_pem).unwrap();
     let combined = dir.join(format!("{name}.pem"));

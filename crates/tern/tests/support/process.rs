@@ -38,7 +38,10 @@ pub struct Proc {
 impl Proc {
     /// Spawns `tern ARGS...` with stderr captured to a file in `dir`.
     pub fn spawn(args: &[&str], dir: &Path) -> Proc {
-        let stderr = dir.join(format!("stderr-{}.log", args.first().copied().unwrap_or("x")));
+        let stderr = dir.join(format!(
+            "stderr-{}.log",
+            args.first().copied().unwrap_or("x")
+        ));
         let mut child = Command::new(tern_bin())
             .args(args)
             .stdin(Stdio::null())
@@ -55,7 +58,12 @@ impl Proc {
                 }
             }
         });
-        Proc { child: Some(child), lines: rx, seen: Vec::new(), stderr }
+        Proc {
+            child: Some(child),
+            lines: rx,
+            seen: Vec::new(),
+            stderr,
+        }
     }
 
     /// Waits for a stdout line starting with `prefix`; panics with stderr on timeout or exit.
@@ -126,7 +134,11 @@ impl Proc {
             if let Some(status) = child.try_wait().unwrap() {
                 return status;
             }
-            assert!(std::time::Instant::now() < deadline, "process did not exit: {}", self.stderr_text());
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process did not exit: {}",
+                self.stderr_text()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -160,7 +172,11 @@ impl Term {
         let mut proc = Proc::spawn(&args, &dir);
         proc.wait_line("ready:");
         let addr = proc.listening()[0].1;
-        Term { proc, addr, name: name.to_owned() }
+        Term {
+            proc,
+            addr,
+            name: name.to_owned(),
+        }
     }
 }
 
@@ -213,9 +229,13 @@ impl Counters {
     pub fn parse(lines: &[String]) -> Counters {
         let mut map = HashMap::new();
         for line in lines {
-            let Some(rest) = line.strip_prefix("stats: ") else { continue };
+            let Some(rest) = line.strip_prefix("stats: ") else {
+                continue;
+            };
             let mut words = rest.split_whitespace();
-            let (Some(kind), Some(name)) = (words.next(), words.next()) else { continue };
+            let (Some(kind), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
             let fields = words
                 .filter_map(|w| w.split_once('='))
                 .filter_map(|(k, v)| Some((k.to_owned(), v.parse().ok()?)))
@@ -237,7 +257,11 @@ impl Counters {
 
 /// Runs `tern ARGS` to completion (bounded) and returns (exit code, stdout, stderr).
 pub fn tern_output(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(tern_bin()).args(args).stdin(Stdio::null()).output().unwrap();
+    let out = Command::new(tern_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -318,5 +342,82 @@ impl Tern {
             .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or_else(|| panic!("no {field} in /proc status"))
+    }
+}
+
+// ---- Helpers for the cli, tls, config_check, startup and demo tests ----
+
+/// What a finished `tern` invocation produced.
+#[derive(Debug)]
+pub struct Finished {
+    /// Exit code; `None` when killed by a signal.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `tern ARGS` and waits for it to exit by itself within `limit`; a process still running
+/// then is killed and the test fails with its output (so a tern that starts when it should have
+/// refused cannot hang the test).
+pub fn tern_finish(args: &[&str], limit: Duration) -> Finished {
+    let dir = temp_dir("finish");
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
+    let mut child = Command::new(tern_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("spawn tern");
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let finished = Finished {
+        code: status.and_then(|s| s.code()),
+        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+    };
+    assert!(
+        status.is_some(),
+        "tern {args:?} still running after {limit:?}; output: {finished:?}"
+    );
+    finished
+}
+
+/// Waits (bounded, polling `/proc/PID/status`) until process `pid` catches signal number
+/// `signo` (1 = SIGHUP, 2 = SIGINT, 15 = SIGTERM). No-op where `/proc` is missing.
+pub fn wait_signal_caught(pid: u32, signo: u32) {
+    let bit = 1u64 << (signo - 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let caught = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let hex = s
+                    .lines()
+                    .find_map(|l| l.strip_prefix("SigCgt:"))?
+                    .trim()
+                    .to_owned();
+                u64::from_str_radix(&hex, 16).ok()
+            });
+        match caught {
+            Some(mask) if mask & bit != 0 => return,
+            None => return,
+            Some(_) => {}
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "process {pid} never installed a handler for signal {signo}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
