@@ -21,6 +21,7 @@ mod session;
 pub mod stats;
 mod stream;
 mod timer;
+mod tls_io;
 mod upstream;
 mod worker;
 

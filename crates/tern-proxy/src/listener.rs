@@ -32,6 +32,9 @@ fn probe(addr: SocketAddr) -> io::Result<()> {
 pub(crate) fn bind(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
     let socket = new_socket(addr)?;
     socket.set_reuse_port(true)?;
+    // Accepted sockets inherit TCP_NODELAY from the listener on Linux (checked by a test), which
+    // saves a setsockopt per connection: small responses must not wait for Nagle's algorithm.
+    socket.set_tcp_nodelay(true)?;
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
@@ -55,4 +58,28 @@ pub(crate) fn bind_group(
         all.push(bind(actual, backlog)?);
     }
     Ok((actual, all))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn accepted_sockets_inherit_nodelay() {
+        let (addr, mut listeners) = bind_group("127.0.0.1:0".parse().unwrap(), 1, 16).unwrap();
+        let listener = listeners.remove(0);
+        listener.set_nonblocking(false).unwrap();
+        let _client = std::net::TcpStream::connect(addr).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        assert!(accepted.nodelay().unwrap());
+    }
+
+    #[test]
+    fn explicit_port_in_use_is_refused_even_with_reuseport() {
+        let (addr, _held) = bind_group("127.0.0.1:0".parse().unwrap(), 1, 16).unwrap();
+        let err = bind_group(addr, 1, 16).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+    }
 }

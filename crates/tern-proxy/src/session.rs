@@ -8,11 +8,10 @@ use http::HeaderValue;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use rustls::HandshakeKind;
+use rustls::{HandshakeKind, ServerConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
 use crate::body::{body_error, BodyError};
@@ -21,6 +20,7 @@ use crate::headers::Forwarding;
 use crate::phase::Phase;
 use crate::stats::bump;
 use crate::stream;
+use crate::tls_io::TlsStream;
 use crate::worker::{Permits, Worker};
 
 /// What a stream needs to know about its session.
@@ -39,17 +39,18 @@ pub(crate) async fn serve(
     frontend: usize,
     stream: TcpStream,
     peer: SocketAddr,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<ServerConfig>>,
     _permits: Permits,
 ) {
     let _counted = w.session_started();
-    let _ = stream.set_nodelay(true);
-    let Some(acceptor) = tls else {
+    // TCP_NODELAY is inherited from the listening socket (see listener.rs).
+    let Some(config) = tls else {
         return serve_http(w, frontend, stream, peer, false).await;
     };
     let fe = &w.shared.snapshot.config.frontends[frontend];
     let counters = &w.stats.frontends[frontend];
-    match tokio::time::timeout(fe.timeouts.handshake, acceptor.accept(stream)).await {
+    let handshake = TlsStream::accept(stream, config);
+    match tokio::time::timeout(fe.timeouts.handshake, handshake).await {
         Err(_) => {
             bump(&counters.tls_timeouts);
             debug!(%peer, "TLS handshake timed out");
@@ -59,7 +60,7 @@ pub(crate) async fn serve(
             debug!(%peer, error = %e, "TLS handshake failed");
         }
         Ok(Ok(tls)) => {
-            match tls.get_ref().1.handshake_kind() {
+            match tls.connection().handshake_kind() {
                 Some(HandshakeKind::Resumed) => bump(&counters.tls_resumed),
                 _ => bump(&counters.tls_full),
             }

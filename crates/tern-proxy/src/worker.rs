@@ -16,7 +16,6 @@ use rustls::ServerConfig;
 use tern_balance::{Algorithm, PickContext, RoundRobin, ServerId};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
-use tokio_rustls::TlsAcceptor;
 use tracing::warn;
 
 use crate::pool::Pools;
@@ -188,8 +187,7 @@ async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String
                 return;
             }
         };
-        let tls = l.tls.map(TlsAcceptor::from);
-        tokio::task::spawn_local(accept_loop(Rc::clone(&worker), l.frontend, listener, tls));
+        tokio::task::spawn_local(accept_loop(Rc::clone(&worker), l.frontend, listener, l.tls));
     }
     tokio::task::spawn_local(sweep_pools(Rc::clone(&worker)));
     let _ = ready.send(Ok(()));
@@ -219,7 +217,7 @@ async fn accept_loop(
     w: Rc<Worker>,
     frontend: usize,
     listener: TcpListener,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<ServerConfig>>,
 ) {
     loop {
         let permits = tokio::select! {

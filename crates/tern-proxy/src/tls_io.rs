@@ -1,0 +1,260 @@
+//! A TLS server stream over rustls, written for the fewest system calls per connection.
+//!
+//! tern used tokio-rustls at first. Per full TLS 1.3 handshake with one request, it made four
+//! socket writes: the server flight, the session ticket (flushed at the end of `accept`), the
+//! response, and close_notify, followed by a `shutdown(2)`. On loopback every write runs the whole
+//! TCP path of both ends, and a full ECDSA handshake costs only ~140 µs of CPU here, so each
+//! write is several percent of it. This stream differs in three ways:
+//!
+//! - **Session tickets travel with the first response.** A TLS 1.3 handshake is complete once
+//!   the client's Finished is read; what rustls still has to send then is only the ticket, which
+//!   no client needs before its first response. It stays in rustls' buffer and leaves in the same
+//!   `writev` as the response. (TLS 1.2 ends with the server's Finished, which the client waits
+//!   for, so that is flushed at once.)
+//! - **Writes are encrypted into rustls' buffer and sent on flush**, which hyper calls after each
+//!   message or body chunk, so a response head and its body leave in one record and one `writev`;
+//!   `poll_write_vectored` lets hyper hand over head and body without copying them together.
+//! - **Closing sends close_notify, then closes the socket** when the stream is dropped; the extra
+//!   `shutdown(2)` is skipped (`close` sends the FIN).
+//!
+//! Reads decrypt into the caller's buffer. A peer that closes TCP without close_notify is seen as
+//! end of stream: HTTP's own framing tells a complete message from a truncated one.
+
+use std::io::{self, Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use rustls::{ProtocolVersion, ServerConfig, ServerConnection};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// Encrypted output above this size is written out during `poll_write` rather than waiting for
+/// the flush, so a large body does not pile up in memory.
+const WRITE_HIGH_WATER: usize = 64 * 1024;
+
+/// A server-side TLS connection on a TCP stream.
+#[derive(Debug)]
+pub(crate) struct TlsStream {
+    tcp: TcpStream,
+    conn: ServerConnection,
+    /// TCP end of stream seen.
+    eof: bool,
+    close_sent: bool,
+    /// Plaintext accepted since output was last written out completely.
+    unflushed: usize,
+}
+
+/// `io::Read` and `io::Write` over the tokio socket for rustls, mapping `Pending` to
+/// `WouldBlock`. Going through tokio's `poll_read`/`poll_write` (rather than `try_read`) keeps
+/// tokio's readiness bookkeeping: a short read or write clears readiness without another system
+/// call, and `Pending` registers the task's waker.
+struct Adapter<'a, 'b> {
+    tcp: &'a mut TcpStream,
+    cx: &'a mut Context<'b>,
+}
+
+fn would_block<T>(poll: Poll<io::Result<T>>) -> io::Result<T> {
+    match poll {
+        Poll::Ready(r) => r,
+        Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+    }
+}
+
+impl Read for Adapter<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut rb = ReadBuf::new(buf);
+        would_block(Pin::new(&mut *self.tcp).poll_read(self.cx, &mut rb))?;
+        Ok(rb.filled().len())
+    }
+}
+
+impl Write for Adapter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        would_block(Pin::new(&mut *self.tcp).poll_write(self.cx, buf))
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        would_block(Pin::new(&mut *self.tcp).poll_write_vectored(self.cx, bufs))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn invalid(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+impl TlsStream {
+    /// Runs the server side of a TLS handshake on `tcp`.
+    pub(crate) async fn accept(tcp: TcpStream, config: Arc<ServerConfig>) -> io::Result<Self> {
+        let conn = ServerConnection::new(config).map_err(invalid)?;
+        let mut stream = Self {
+            tcp,
+            conn,
+            eof: false,
+            close_sent: false,
+            unflushed: 0,
+        };
+        std::future::poll_fn(|cx| stream.poll_handshake(cx)).await?;
+        Ok(stream)
+    }
+
+    pub(crate) fn connection(&self) -> &ServerConnection {
+        &self.conn
+    }
+
+    fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            if !self.conn.is_handshaking() {
+                if self.conn.protocol_version() != Some(ProtocolVersion::TLSv1_3) {
+                    ready!(self.poll_flush_tls(cx))?;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            ready!(self.poll_flush_tls(cx))?;
+            if ready!(self.poll_read_tls(cx))? == 0 {
+                return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into()));
+            }
+            self.process(cx)?;
+        }
+    }
+
+    /// Processes received records; on a TLS error, sends the alert rustls prepared (best effort:
+    /// without waiting for the socket) and fails.
+    fn process(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+        if let Err(e) = self.conn.process_new_packets() {
+            while self.conn.wants_write() {
+                let mut io = Adapter {
+                    tcp: &mut self.tcp,
+                    cx,
+                };
+                if self.conn.write_tls(&mut io).is_err() {
+                    break;
+                }
+            }
+            return Err(invalid(e));
+        }
+        Ok(())
+    }
+
+    /// Reads TLS records from the socket into rustls. `Ok(0)` is TCP end of stream.
+    fn poll_read_tls(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let mut io = Adapter {
+            tcp: &mut self.tcp,
+            cx,
+        };
+        match self.conn.read_tls(&mut io) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+            Ok(0) => {
+                self.eof = true;
+                Poll::Ready(Ok(0))
+            }
+            other => Poll::Ready(other),
+        }
+    }
+
+    /// Writes everything rustls has to send.
+    fn poll_flush_tls(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.conn.wants_write() {
+            let mut io = Adapter {
+                tcp: &mut self.tcp,
+                cx,
+            };
+            match self.conn.write_tls(&mut io) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok(_) => {}
+            }
+        }
+        self.unflushed = 0;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Accepts plaintext into rustls, writing out when too much is buffered.
+    fn poll_accept_plaintext(
+        &mut self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&mut rustls::Writer<'_>) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            let n = write(&mut self.conn.writer())?;
+            self.unflushed += n;
+            if self.unflushed > WRITE_HIGH_WATER || n == 0 {
+                match self.poll_flush_tls(cx) {
+                    Poll::Ready(Ok(())) if n == 0 => continue,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending if n == 0 => return Poll::Pending,
+                    _ => {}
+                }
+            }
+            return Poll::Ready(Ok(n));
+        }
+    }
+}
+
+impl AsyncRead for TlsStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            match this.conn.reader().read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // TCP closed without close_notify: end of stream; HTTP framing decides whether
+                // the message was complete.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Poll::Ready(Ok(())),
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
+            ready!(this.poll_read_tls(cx))?;
+            this.process(cx)?;
+        }
+    }
+}
+
+impl AsyncWrite for TlsStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_accept_plaintext(cx, |w| w.write(buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut()
+            .poll_accept_plaintext(cx, |w| w.write_vectored(bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_flush_tls(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.close_sent {
+            this.conn.send_close_notify();
+            this.close_sent = true;
+        }
+        this.poll_flush_tls(cx)
+    }
+}
