@@ -20,7 +20,7 @@
 //! Reads decrypt into the caller's buffer. A peer that closes TCP without close_notify is seen as
 //! end of stream: HTTP's own framing tells a complete message from a truncated one.
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -203,9 +203,14 @@ impl AsyncRead for TlsStream {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
-            match this.conn.reader().read(buf.initialize_unfilled()) {
-                Ok(n) => {
-                    buf.advance(n);
+            // Copy straight from rustls' plaintext buffer: `read` would first need the whole
+            // unfilled part of hyper's buffer zeroed (`initialize_unfilled`) on every call.
+            let mut reader = this.conn.reader();
+            match reader.fill_buf() {
+                Ok(plain) => {
+                    let n = plain.len().min(buf.remaining());
+                    buf.put_slice(&plain[..n]);
+                    reader.consume(n);
                     return Poll::Ready(Ok(()));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
