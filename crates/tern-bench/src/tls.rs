@@ -1,10 +1,9 @@
 //! The generator's TLS client configuration: rustls + aws-lc-rs, resumption off, and exactly
 //! the groups, suites and versions asked for.
 //!
-//! Why not `tern_tls::client_config` yet: a benchmark must pin the key exchange group and the
-//! cipher suite (rustls' default offers an ML-KEM hybrid share, which costs client CPU and
-//! changes what the server computes), and must never resume. This module does that in a few
-//! lines; it can move to tern-tls once that crate offers the same knobs.
+//! A benchmark must pin the key exchange group and the cipher suite (rustls' default offers an
+//! ML-KEM hybrid share, which costs client CPU and changes what the server computes) and must
+//! never resume. This module builds that provider; `tern_tls` builds the configuration.
 //!
 //! Without `--cacert` the verifier accepts any certificate chain and name, but still checks the
 //! handshake signature against the certificate's key: the client then does the same public-key
@@ -13,12 +12,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{Resumption, WebPkiServerVerifier};
-use rustls::crypto::{aws_lc_rs, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::crypto::{aws_lc_rs, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::pki_types::CertificateDer;
+use rustls::ClientConfig;
+use tern_tls::{ClientOptions, Verify};
 
 use crate::args::{BenchArgs, KxGroup, TlsVersion};
 use crate::BenchError;
@@ -26,33 +24,25 @@ use crate::BenchError;
 /// Builds the client configuration described by `args` (used only for https targets).
 pub fn client_config(args: &BenchArgs) -> Result<Arc<ClientConfig>, BenchError> {
     let provider = Arc::new(provider(&args.groups, &args.ciphers)?);
-    let versions: &[&rustls::SupportedProtocolVersion] = match args.tls_version {
-        Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
-        Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
-        None => &[&rustls::version::TLS13, &rustls::version::TLS12],
+    let versions = match args.tls_version {
+        Some(TlsVersion::Tls12) => Some(vec![&rustls::version::TLS12]),
+        Some(TlsVersion::Tls13) => Some(vec![&rustls::version::TLS13]),
+        None => None,
     };
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(versions)
-        .map_err(|e| BenchError::Tls(format!("{e} (check --tls-version against --ciphers)")))?;
-    let mut config = match &args.cacert {
-        Some(path) => {
-            let roots = Arc::new(load_roots(path)?);
-            let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider)
-                .build()
-                .map_err(|e| BenchError::Tls(format!("--cacert: {e}")))?;
-            builder.with_webpki_verifier(verifier).with_no_client_auth()
-        }
-        None => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(SignatureOnly {
-                algorithms: provider.signature_verification_algorithms,
-            }))
-            .with_no_client_auth(),
+    let verify = match &args.cacert {
+        Some(path) => Verify::Roots(load_roots(path)?),
+        None => Verify::Insecure,
     };
-    // Every handshake must be a full one: no session cache, no tickets, no early data.
-    config.resumption = Resumption::disabled();
-    config.enable_early_data = false;
-    Ok(Arc::new(config))
+    // Every handshake must be a full one: no session cache, no tickets, no early data (rustls'
+    // default); no ALPN, as with the clients the seed papers used.
+    let opts = ClientOptions {
+        verify,
+        alpn: Vec::new(),
+        resumption: false,
+        versions,
+    };
+    tern_tls::client_config_with_provider(&opts, provider)
+        .map_err(|e| BenchError::Tls(format!("{e} (check --tls-version against --ciphers)")))
 }
 
 /// The aws-lc-rs provider restricted to `groups` (in order) and `ciphers` (all if empty).
@@ -93,57 +83,16 @@ fn suite_key(name: &str) -> String {
     bare.to_owned()
 }
 
-fn load_roots(path: &Path) -> Result<RootCertStore, BenchError> {
+fn load_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>, BenchError> {
     let bad = |e: &dyn std::fmt::Display| BenchError::Tls(format!("{}: {e}", path.display()));
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
-        roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
-    }
+    let roots = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
     if roots.is_empty() {
         return Err(bad(&"no certificates found"));
     }
     Ok(roots)
-}
-
-/// Accepts any certificate chain and name, but verifies handshake signatures.
-#[derive(Debug)]
-struct SignatureOnly {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for SignatureOnly {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
 }
 
 #[cfg(test)]

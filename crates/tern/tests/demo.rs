@@ -136,7 +136,6 @@ async fn requests_over_tls_are_spread_over_three_backends() {
 
 /// Sends SIGINT (as Ctrl-C does), waits for exit status 0 and returns the counters.
 fn stop_with_sigint(proc: &mut Proc) -> Counters {
-    wait_signal_caught(proc.pid(), 2);
     proc.signal("INT");
     let status = proc.wait_exit(WAIT);
     assert_eq!(status.code(), Some(0), "stderr: {}", proc.stderr_text());

@@ -271,45 +271,10 @@ pub fn tern_output(args: &[&str]) -> (i32, String, String) {
 
 // ---- Helpers for the proxying, balancing, timeouts, bad_input and limits tests ----
 
-/// Waits (bounded, polling `/proc/PID/status`) until process `pid` catches SIGTERM.
-///
-/// tern prints `ready:` before it installs its SIGTERM handler, so a SIGTERM sent right after
-/// `ready:` can kill it with the default action: no graceful stop, no `stats:` lines (the bug is
-/// pinned by the ignored test in ready_then_stop.rs). Tests that are about something else wait
-/// for the handler with this before stopping, so they do not fail at random on that race.
-pub fn wait_sigterm_caught(pid: u32) {
-    const SIGTERM_BIT: u64 = 1 << (15 - 1);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let caught = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                let hex = s
-                    .lines()
-                    .find_map(|l| l.strip_prefix("SigCgt:"))?
-                    .trim()
-                    .to_owned();
-                u64::from_str_radix(&hex, 16).ok()
-            });
-        match caught {
-            Some(mask) if mask & SIGTERM_BIT != 0 => return,
-            // No /proc (not Linux) or the process is gone: nothing to wait for.
-            None => return,
-            Some(_) => {}
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "process {pid} never installed a SIGTERM handler"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 impl Term {
     /// Stops the term and returns the counters of its `stats: term ...` exit line
     /// (`connections`, `requests`, `bytes_sent`).
     pub fn stop_counters(self) -> HashMap<String, u64> {
-        wait_sigterm_caught(self.proc.pid());
         let (_, lines) = self.proc.stop();
         let line = lines
             .iter()
@@ -327,7 +292,6 @@ impl Tern {
     /// Like [`Tern::stop`], and also asserts that tern's stderr shows no panic.
     pub fn stop_clean(self) -> Counters {
         let stderr = self.proc.stderr.clone();
-        wait_sigterm_caught(self.proc.pid());
         let counters = self.stop();
         let text = std::fs::read_to_string(&stderr).unwrap_or_default();
         assert!(!text.contains("panicked"), "tern panicked; stderr:\n{text}");
@@ -391,33 +355,4 @@ pub fn tern_finish(args: &[&str], limit: Duration) -> Finished {
         "tern {args:?} still running after {limit:?}; output: {finished:?}"
     );
     finished
-}
-
-/// Waits (bounded, polling `/proc/PID/status`) until process `pid` catches signal number
-/// `signo` (1 = SIGHUP, 2 = SIGINT, 15 = SIGTERM). No-op where `/proc` is missing.
-pub fn wait_signal_caught(pid: u32, signo: u32) {
-    let bit = 1u64 << (signo - 1);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let caught = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                let hex = s
-                    .lines()
-                    .find_map(|l| l.strip_prefix("SigCgt:"))?
-                    .trim()
-                    .to_owned();
-                u64::from_str_radix(&hex, 16).ok()
-            });
-        match caught {
-            Some(mask) if mask & bit != 0 => return,
-            None => return,
-            Some(_) => {}
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "process {pid} never installed a handler for signal {signo}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
