@@ -4,12 +4,13 @@
 //!   silences (`client` timeout) and records when the upload ended, so the wait for the response
 //!   head is measured from there (`server` timeout).
 //! - [`ProxyBody`] is what the client receives: the server's body ([`ResponseBody`], which times
-//!   the server's silences and counts responses cut short) or a small local page. It holds the
-//!   stream guard, so the connection counts as idle only once the whole response is handed over.
+//!   the server's silences and counts responses cut short) or a small local page. It and the
+//!   request body share the stream guard, so the connection counts as idle only once the whole
+//!   response is handed over *and* the whole request body was read.
 //!
 //! An upstream connection goes back to the worker's pool only when its response body was read to
-//! the end (see [`ResponseBody`]'s `Drop`); a body abandoned half-way closes that connection,
-//! since the rest of it would otherwise be read as the next response.
+//! the end and the request body was sent in full (see [`ResponseBody`]'s `Drop`); otherwise it is
+//! closed, since the rest of either message would be mistaken for the next one.
 
 use std::cell::Cell;
 use std::pin::Pin;
@@ -54,15 +55,38 @@ pub(crate) fn body_error(e: &hyper::Error) -> Option<&BodyError> {
 }
 
 /// Progress of a request body upload, read by the wait for the response head.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Upload {
     done_at: Cell<Option<Instant>>,
+    /// When the server connection last took a frame of the body (or the upload began).
+    last_progress: Cell<Instant>,
+    /// The server connection is waiting for the client's next frame (the `client` timeout's
+    /// business), rather than the client's frame waiting for the server.
+    waiting_on_client: Cell<bool>,
+}
+
+/// Where an unfinished upload stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UploadState {
+    /// The whole body was handed over at this instant.
+    Done(Instant),
+    /// Waiting for the client to send more.
+    WaitingOnClient,
+    /// Waiting for the server to take more, since this instant.
+    WaitingOnServer(Instant),
 }
 
 impl Upload {
-    /// When the whole body had been handed to the server connection, if it has.
-    pub(crate) fn done_at(&self) -> Option<Instant> {
-        self.done_at.get()
+    pub(crate) fn state(&self) -> UploadState {
+        match self.done_at.get() {
+            Some(done) => UploadState::Done(done),
+            None if self.waiting_on_client.get() => UploadState::WaitingOnClient,
+            None => UploadState::WaitingOnServer(self.last_progress.get()),
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.done_at.get().is_some()
     }
 }
 
@@ -73,19 +97,29 @@ pub(crate) struct RequestBody {
     idle: Inactivity,
     timeout: Duration,
     upload: Rc<Upload>,
+    /// The stream stays active until its request body is done too: a server may answer before
+    /// it has read the whole upload, and the rest of the body must not count as a new head.
+    _stream: Rc<StreamGuard>,
 }
 
 impl RequestBody {
-    pub(crate) fn new(inner: Incoming, timeout: Duration) -> (Self, Rc<Upload>) {
-        let upload = Rc::new(Upload::default());
-        if inner.is_end_stream() {
-            upload.done_at.set(Some(Instant::now()));
-        }
+    pub(crate) fn new(
+        inner: Incoming,
+        timeout: Duration,
+        stream: Rc<StreamGuard>,
+    ) -> (Self, Rc<Upload>) {
+        let now = Instant::now();
+        let upload = Rc::new(Upload {
+            done_at: Cell::new(inner.is_end_stream().then_some(now)),
+            last_progress: Cell::new(now),
+            waiting_on_client: Cell::new(false),
+        });
         let body = Self {
             inner,
             idle: Inactivity::default(),
             timeout,
             upload: Rc::clone(&upload),
+            _stream: stream,
         };
         (body, upload)
     }
@@ -100,23 +134,31 @@ impl Body for RequestBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
+        let up = &this.upload;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 this.idle.progress();
+                let now = Instant::now();
+                up.waiting_on_client.set(false);
+                up.last_progress.set(now);
                 if this.inner.is_end_stream() {
-                    this.upload.done_at.set(Some(Instant::now()));
+                    up.done_at.set(Some(now));
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(None) => {
-                this.upload.done_at.set(Some(Instant::now()));
+                up.waiting_on_client.set(false);
+                up.done_at.set(Some(Instant::now()));
                 Poll::Ready(None)
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(BodyError::Client(e)))),
-            Poll::Pending if this.idle.expired(this.timeout, cx) => {
-                Poll::Ready(Some(Err(BodyError::ClientTimeout(this.timeout))))
+            Poll::Pending => {
+                up.waiting_on_client.set(true);
+                if this.idle.expired(this.timeout, cx) {
+                    return Poll::Ready(Some(Err(BodyError::ClientTimeout(this.timeout))));
+                }
+                Poll::Pending
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 
@@ -137,6 +179,7 @@ pub(crate) struct ResponseBody {
     timeout: Duration,
     saw_end: bool,
     lease: Option<Lease>,
+    upload: Rc<Upload>,
     stats: Arc<WorkerStats>,
     backend: usize,
 }
@@ -146,6 +189,7 @@ impl ResponseBody {
         inner: Incoming,
         timeout: Duration,
         lease: Lease,
+        upload: Rc<Upload>,
         stats: Arc<WorkerStats>,
         backend: usize,
     ) -> Self {
@@ -155,6 +199,7 @@ impl ResponseBody {
             timeout,
             saw_end: false,
             lease: Some(lease),
+            upload,
             stats,
             backend,
         }
@@ -169,7 +214,9 @@ impl ResponseBody {
 impl Drop for ResponseBody {
     fn drop(&mut self) {
         if let Some(lease) = self.lease.take() {
-            if self.saw_end || self.inner.is_end_stream() {
+            // Reusable only once both directions are complete: a server that answered early
+            // may still be receiving the upload on this connection.
+            if (self.saw_end || self.inner.is_end_stream()) && self.upload.is_done() {
                 lease.release();
             }
         }
@@ -227,11 +274,11 @@ pub(crate) enum Content {
 #[derive(Debug)]
 pub(crate) struct ProxyBody {
     content: Content,
-    _stream: StreamGuard,
+    _stream: Rc<StreamGuard>,
 }
 
 impl ProxyBody {
-    pub(crate) fn new(content: Content, stream: StreamGuard) -> Self {
+    pub(crate) fn new(content: Content, stream: Rc<StreamGuard>) -> Self {
         Self {
             content,
             _stream: stream,

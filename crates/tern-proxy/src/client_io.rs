@@ -211,6 +211,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for ClientIo<S> {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        // Closing a TLS stream writes close_notify, which a client that stopped reading can
+        // block like any other write.
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_shutdown(cx) {
+            Poll::Ready(r) => Poll::Ready(r),
+            Poll::Pending => this.poll_write_timer(cx),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Header rewriting between client and server.
 //!
-//! tern forwards end-to-end headers untouched and in order, removes hop-by-hop headers (RFC 9110
-//! §7.6.1: those named in `Connection` plus the classic list), and adds `X-Forwarded-For` /
+//! tern forwards end-to-end headers untouched and in order (including `Trailer`), removes
+//! hop-by-hop headers (RFC 9110 §7.6.1: those named in `Connection` plus the classic list; `TE`
+//! is reduced to `trailers` when the client sent that), and adds `X-Forwarded-For` /
 //! `X-Forwarded-Proto` when the frontend asks for them. Message framing (Content-Length versus
 //! chunked) is hyper's job on each side, so `Transfer-Encoding` never crosses the proxy as is.
 //! `Expect: 100-continue` is answered by tern itself (hyper sends the 100 when the body is first
@@ -11,10 +12,9 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{request, uri::Uri, Version};
 
 /// Hop-by-hop headers that never cross the proxy.
-const HOP_BY_HOP: [HeaderName; 5] = [
+const HOP_BY_HOP: [HeaderName; 4] = [
     header::CONNECTION,
     header::TE,
-    header::TRAILER,
     header::TRANSFER_ENCODING,
     header::UPGRADE,
 ];
@@ -56,7 +56,15 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 
 /// Rewrites a client request head into the one sent to the server.
 pub(crate) fn prepare_request(parts: &mut request::Parts, fwd: &Forwarding) {
+    let trailers = accepts_trailers(&parts.headers);
     strip_hop_by_hop(&mut parts.headers);
+    if trailers {
+        // TE is hop-by-hop, but "trailers" is about the whole chain: without it the server (and
+        // hyper) would drop response trailers that the client asked for.
+        parts
+            .headers
+            .insert(header::TE, HeaderValue::from_static("trailers"));
+    }
     parts.headers.remove(header::EXPECT);
     to_origin_form(parts);
     parts.version = Version::HTTP_11;
@@ -75,13 +83,32 @@ pub(crate) fn prepare_response(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);
 }
 
+/// Whether the client's `TE` header lists `trailers`.
+fn accepts_trailers(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::TE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            t.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("trailers"))
+        })
+}
+
 /// An absolute-form target (`GET http://host/path`) becomes origin-form with its authority as
 /// the Host header, as RFC 9112 §3.2.2 requires of a recipient.
 fn to_origin_form(parts: &mut request::Parts) {
     let Some(authority) = parts.uri.authority().cloned() else {
         return;
     };
-    if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
+    // Host is host[:port]; userinfo (`user:pw@`) must never leak into it.
+    let host = match authority.port_u16() {
+        Some(port) => format!("{}:{port}", authority.host()),
+        None => authority.host().to_owned(),
+    };
+    if let Ok(host) = HeaderValue::from_str(&host) {
         parts.headers.insert(header::HOST, host);
     }
     let path = parts

@@ -145,8 +145,22 @@ fn account_error(w: &Worker, frontend: usize, peer: SocketAddr, e: &hyper::Error
         // Client went away mid-head, or our own 408 ended it (already counted).
     } else if let Some(BodyError::Server(_) | BodyError::ServerTimeout(_)) = body_error(e) {
         // The server cut its response short: counted on the backend, not the client's fault.
+    } else if io_error_kind(e) == Some(std::io::ErrorKind::TimedOut) {
+        // Our own `client` write timeout (client_io.rs), already counted as client_timeouts.
     } else {
         bump(&c.client_aborts);
     }
     debug!(%peer, error = %e, "client connection ended with an error");
+}
+
+/// The kind of the I/O error behind a hyper error, if any.
+fn io_error_kind(e: &hyper::Error) -> Option<std::io::ErrorKind> {
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        cause = c.source();
+    }
+    None
 }

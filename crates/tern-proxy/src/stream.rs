@@ -5,15 +5,19 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::header::HOST;
 use http::{Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 use hyper::client::conn::TrySendError;
 use tokio::time::Instant;
 use tracing::debug;
 
-use crate::body::{body_error, BodyError, Content, ProxyBody, RequestBody, ResponseBody, Upload};
+use crate::body::{
+    body_error, BodyError, Content, ProxyBody, RequestBody, ResponseBody, Upload, UploadState,
+};
 use crate::headers;
 use crate::local::page;
+use crate::phase::StreamGuard;
 use crate::pool::{Lease, Sender};
 use crate::session::SessionCtx;
 use crate::stats::{bump, FrontendCounters};
@@ -22,20 +26,29 @@ use crate::upstream;
 /// How many servers a request may try when connections fail before anything was sent.
 const MAX_ATTEMPTS: usize = 3;
 
+/// How many times a request that never left (its pooled connection turned out closed) is sent
+/// again on a fresh connection to the same server.
+const MAX_RESENDS: usize = 2;
+
 /// hyper's service entry point: never fails, every outcome is a response.
 pub(crate) async fn handle(
     s: Rc<SessionCtx>,
     req: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    let guard = s.phase.start_stream();
+    let guard = Rc::new(s.phase.start_stream());
     let counters = &s.worker.stats.frontends[s.frontend];
     bump(&counters.requests);
     let fe = &s.worker.shared.snapshot.config.frontends[s.frontend];
-    let resp = if fe.monitor_uri.as_deref() == Some(req.uri().path()) {
+    let resp = if req.headers().get_all(HOST).iter().nth(1).is_some() {
+        // RFC 9112 §3.2: a request with more than one Host is invalid; which one a server would
+        // believe is exactly the ambiguity request smuggling feeds on.
+        bump(&counters.bad_requests);
+        page(StatusCode::BAD_REQUEST, true)
+    } else if fe.monitor_uri.as_deref() == Some(req.uri().path()) {
         bump(&counters.monitor);
         page(StatusCode::OK, false)
     } else {
-        forward(&s, req).await
+        forward(&s, req, Rc::clone(&guard)).await
     };
     count_status(counters, resp.status());
     Ok(resp.map(|content| ProxyBody::new(content, guard)))
@@ -60,7 +73,11 @@ enum HeadError {
     Failed(hyper::Error),
 }
 
-async fn forward(s: &SessionCtx, req: Request<Incoming>) -> Response<Content> {
+async fn forward(
+    s: &SessionCtx,
+    req: Request<Incoming>,
+    guard: Rc<StreamGuard>,
+) -> Response<Content> {
     let w = &s.worker;
     let b = s.backend;
     let be = &w.shared.snapshot.config.backends[b];
@@ -70,18 +87,22 @@ async fn forward(s: &SessionCtx, req: Request<Incoming>) -> Response<Content> {
 
     let (mut parts, body) = req.into_parts();
     headers::prepare_request(&mut parts, &s.forwarding);
-    let (body, upload) = RequestBody::new(body, fe.timeouts.client);
+    let (body, upload) = RequestBody::new(body, fe.timeouts.client, guard);
     let mut req = Request::from_parts(parts, body);
 
     let attempts = be.servers.len().clamp(1, MAX_ATTEMPTS);
     let mut failures = 0;
+    let mut resends = 0;
+    // Set when the request must go again to this server, on a fresh connection.
+    let mut resend_to: Option<usize> = None;
     loop {
-        let Some(server) = w.pick(b) else {
+        let fresh = resend_to.is_some();
+        let Some(server) = resend_to.take().or_else(|| w.pick(b)) else {
             bump(&bc.no_server);
             return page(StatusCode::SERVICE_UNAVAILABLE, false);
         };
         let sc = &w.stats.servers[b][server];
-        let (sender, reused) = match obtain(s, b, server).await {
+        let (sender, reused) = match obtain(s, b, server, fresh).await {
             Ok(got) => got,
             Err(e) => {
                 debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
@@ -96,17 +117,21 @@ async fn forward(s: &SessionCtx, req: Request<Incoming>) -> Response<Content> {
                 continue;
             }
         };
-        bump(&sc.requests);
-        if reused {
-            bump(&sc.reused);
-        }
         let mut lease = Lease::new(Rc::clone(&w.pools), b, server, sender);
         let sent = lease.sender().try_send_request(req);
-        match await_head(sent, &upload, be.timeouts.server).await {
-            Ok(resp) => return relay(s, b, resp, lease),
-            Err(HeadError::NotSent(back)) if failures + 1 < attempts => {
-                failures += 1;
+        let result = await_head(sent, &upload, be.timeouts.server).await;
+        if !matches!(result, Err(HeadError::NotSent(_))) {
+            bump(&sc.requests);
+            if reused {
+                bump(&sc.reused);
+            }
+        }
+        match result {
+            Ok(resp) => return relay(s, b, resp, lease, upload),
+            Err(HeadError::NotSent(back)) if resends < MAX_RESENDS => {
+                resends += 1;
                 req = *back;
+                resend_to = Some(server);
             }
             Err(HeadError::NotSent(_)) => {
                 bump(&bc.upstream_errors);
@@ -126,10 +151,11 @@ async fn obtain(
     s: &SessionCtx,
     b: usize,
     server: usize,
+    fresh: bool,
 ) -> Result<(Sender, bool), upstream::ConnectError> {
     let w = &s.worker;
     let be = &w.shared.snapshot.config.backends[b];
-    while let Some(mut sender) = w.pools.checkout(b, server) {
+    while let Some(mut sender) = (!fresh).then(|| w.pools.checkout(b, server)).flatten() {
         // A connection just handed back may need one turn of its task to become ready.
         match tokio::time::timeout(be.timeouts.connect, sender.ready()).await {
             Ok(Ok(())) => return Ok((sender, true)),
@@ -142,7 +168,9 @@ async fn obtain(
 }
 
 /// Waits for the response head. The `server` timeout runs from the end of the request upload,
-/// so a long upload is not mistaken for a silent server.
+/// so a long upload is not mistaken for a silent server; during the upload it runs while the
+/// server is not taking the body (a server that stopped reading), and not while tern waits for
+/// the client's next piece (that is the `client` timeout's business).
 async fn await_head(
     sent: impl std::future::Future<
         Output = Result<Response<Incoming>, TrySendError<Request<RequestBody>>>,
@@ -162,24 +190,33 @@ async fn await_head(
             }
             () = tokio::time::sleep_until(deadline) => {
                 let now = Instant::now();
-                match upload.done_at() {
-                    Some(done) if done + timeout <= now => return Err(HeadError::Timeout),
-                    Some(done) => deadline = done + timeout,
-                    None => deadline = now + timeout,
+                let since = match upload.state() {
+                    UploadState::Done(at) | UploadState::WaitingOnServer(at) => at,
+                    UploadState::WaitingOnClient => now,
+                };
+                if since + timeout <= now {
+                    return Err(HeadError::Timeout);
                 }
+                deadline = since + timeout;
             }
         }
     }
 }
 
 /// Passes the server's response on to the client.
-fn relay(s: &SessionCtx, b: usize, resp: Response<Incoming>, lease: Lease) -> Response<Content> {
+fn relay(
+    s: &SessionCtx,
+    b: usize,
+    resp: Response<Incoming>,
+    lease: Lease,
+    upload: Rc<Upload>,
+) -> Response<Content> {
     let w = &s.worker;
     let timeout = w.shared.snapshot.config.backends[b].timeouts.server;
     let (mut parts, body) = resp.into_parts();
     headers::prepare_response(&mut parts.headers);
     parts.version = Version::HTTP_11;
-    let body = ResponseBody::new(body, timeout, lease, Arc::clone(&w.stats), b);
+    let body = ResponseBody::new(body, timeout, lease, upload, Arc::clone(&w.stats), b);
     Response::from_parts(parts, Content::Upstream(body))
 }
 

@@ -4,8 +4,8 @@
 //! a worker accepts on its own SO_REUSEPORT sockets, serves its connections to the end, and keeps
 //! its own balancer state and upstream pools. What workers share is read-only ([`Shared`]: the
 //! configuration snapshot and TLS configurations) plus atomics: the connection limits (taken once
-//! per connection, before `accept`, so excess connections wait in the kernel backlog) and
-//! counters, which are per worker anyway.
+//! per connection, right after `accept`, so beyond the limit each listener holds one connection
+//! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -220,29 +220,33 @@ async fn accept_loop(
     tls: Option<Arc<ServerConfig>>,
 ) {
     loop {
-        let permits = tokio::select! {
-            biased;
-            () = w.stopping() => return,
-            p = w.admit(frontend) => match p { Some(p) => p, None => return },
-        };
         let accepted = tokio::select! {
             biased;
             () = w.stopping() => return,
             r = listener.accept() => r,
         };
-        match accepted {
-            Ok((stream, peer)) => {
-                bump(&w.stats.frontends[frontend].sessions);
-                let task =
-                    session::serve(Rc::clone(&w), frontend, stream, peer, tls.clone(), permits);
-                tokio::task::spawn_local(task);
-            }
+        let (stream, peer) = match accepted {
+            Ok(got) => got,
             Err(e) => {
                 // Out of file descriptors or memory: back off instead of spinning on accept.
                 warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
             }
-        }
+        };
+        // Accept first, then wait for a slot while holding just this one connection: a worker
+        // that waited for a slot *before* accepting would keep one reserved while idle, and
+        // connections the kernel hashes to another worker could wait behind it indefinitely.
+        // Beyond the limit, each listener holds at most one accepted connection; the rest wait
+        // in the kernel backlog.
+        let permits = tokio::select! {
+            biased;
+            () = w.stopping() => return,
+            p = w.admit(frontend) => match p { Some(p) => p, None => return },
+        };
+        bump(&w.stats.frontends[frontend].sessions);
+        let task = session::serve(Rc::clone(&w), frontend, stream, peer, tls.clone(), permits);
+        tokio::task::spawn_local(task);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Connection limits of the real `tern` binary: with `maxconn` reached (globally or on the
 //! frontend) a new connection waits in the kernel backlog, unanswered, until a slot frees; and a
-//! burst of connections far above `maxconn` is served completely in bounded memory.
+//! burst of connections far above `maxconn` is served completely in bounded memory. With
+//! several workers, a frontend `maxconn` slot is never held by an idle worker waiting in accept.
 
 #![allow(clippy::unwrap_used)]
 
@@ -112,4 +113,34 @@ async fn burst_far_above_maxconn_is_served_in_bounded_memory() {
         connects <= MAXCONN,
         "{connects} server connections for {MAXCONN} client slots"
     );
+}
+
+#[test]
+fn frontend_maxconn_with_two_workers_never_strands_a_connection() {
+    let term = Term::start("s1");
+    let mut cfg = Config::new().terms(&[&term]).frontend("maxconn = 1");
+    // Two workers (no cpus) instead of the default one.
+    cfg.global = vec!["workers = 2".into()];
+    let tern = Tern::run(&cfg.toml());
+
+    // Strictly one after the other: each connection is closed before the next one opens, so
+    // the single slot is always free when a client connects.
+    for i in 0..12 {
+        let r = raw_exchange(
+            tern.addr(),
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            WAIT,
+        );
+        assert_eq!(
+            r.status(),
+            Some(200),
+            "request {} of 12 not answered within {WAIT:?}: {:?}",
+            i + 1,
+            r.text()
+        );
+        assert!(r.closed, "request {}: connection not closed", i + 1);
+    }
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "sessions"), 12);
+    assert_eq!(c.get("frontend web", "resp_2xx"), 12);
 }

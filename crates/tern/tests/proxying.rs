@@ -1,7 +1,9 @@
 //! HTTP/1.1 proxying through the real `tern` binary: keep-alive on both sides, bodies framed by
 //! content-length and chunked in both directions (streamed, not buffered), `Connection: close`,
 //! HEAD, `Expect: 100-continue`, hop-by-hop header removal, `X-Forwarded-*`, Host handling,
-//! absolute-form targets and HTTP/1.0 clients.
+//! absolute-form targets and HTTP/1.0 clients. Regressions: duplicate Host headers are refused,
+//! userinfo in an absolute-form target never reaches the Host header, and response trailers
+//! cross the proxy for a client that asked for them with `TE: trailers`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -326,7 +328,7 @@ fn hop_by_hop_headers_are_removed_and_end_to_end_kept() {
     let mut s = TcpStream::connect(tern.addr()).unwrap();
     s.write_all(
         b"GET /?h=1 HTTP/1.1\r\nHost: localhost\r\nConnection: x-foo\r\nx-foo: 1\r\n\
-          Keep-Alive: timeout=5\r\nTE: trailers\r\nUpgrade: websocket\r\nx-end: 1\r\n\r\n",
+          Keep-Alive: timeout=5\r\nTE: gzip\r\nUpgrade: websocket\r\nx-end: 1\r\n\r\n",
     )
     .unwrap();
     let r = read_response(&mut s, WAIT);
@@ -492,4 +494,87 @@ fn http_1_0_client_gets_an_unchunked_body_from_a_chunked_server() {
         .enumerate()
         .all(|(i, &b)| b == tern_term::fill_byte(i as u64)));
     tern.stop_clean();
+}
+
+#[test]
+fn duplicate_host_headers_get_400() {
+    let (term, tern) = term_and_tern();
+    let r = raw(
+        tern.addr(),
+        "GET / HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n",
+    );
+    assert_eq!(r.status(), Some(400), "{:?}", r.text());
+    assert!(r.closed, "connection still open after the 400");
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "bad_requests"), 1);
+    let t = term.stop_counters();
+    assert_eq!(t["requests"], 0, "the server saw the request: {t:?}");
+}
+
+#[test]
+fn absolute_form_with_userinfo_does_not_leak_credentials_into_host() {
+    let (_term, tern) = term_and_tern();
+    let r = raw(
+        tern.addr(),
+        "GET http://user:pw@example.test:8080/p?h=1 HTTP/1.1\r\nHost: example.test:8080\r\n\
+         Connection: close\r\n\r\n",
+    );
+    assert_eq!(r.status(), Some(200), "{}", r.text());
+    let lines = dump_lines(&String::from_utf8_lossy(r.body_bytes()));
+    assert_eq!(lines[0], "GET /p?h=1 HTTP/1.1", "{lines:?}");
+    assert_eq!(
+        header_lines(&lines, "host"),
+        ["example.test:8080"],
+        "{lines:?}"
+    );
+    assert!(
+        !r.text().contains("user:pw"),
+        "credentials reached the server: {lines:?}"
+    );
+    tern.stop_clean();
+}
+
+#[test]
+fn trailers_cross_the_proxy() {
+    // A server that sends a chunked response with a trailer, but only to a request that
+    // carries `TE: trailers`; it returns the request head it received.
+    let (addr, backend) = raw_backend(Duration::from_secs(20), |mut s| {
+        let (head, _) = read_until_contains(&mut s, b"\r\n\r\n", WAIT);
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let wants_trailers = head
+            .to_ascii_lowercase()
+            .lines()
+            .any(|l| l.trim_end() == "te: trailers");
+        let response: &[u8] = if wants_trailers {
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-checksum\r\n\r\n\
+              5\r\nhello\r\n0\r\nx-checksum: abc\r\n\r\n"
+        } else {
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nno te"
+        };
+        let _ = s.write_all(response);
+        // Keep the connection until tern closes it (bounded), like a keep-alive server.
+        let _ = read_until_closed(&mut s, WAIT);
+        head
+    });
+    let tern = Tern::run(&Config::new().server("s1", &addr.to_string(), 1).toml());
+
+    let r = raw(
+        tern.addr(),
+        "GET / HTTP/1.1\r\nHost: localhost\r\nTE: trailers\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(r.status(), Some(200), "{}", r.text());
+    let body = String::from_utf8_lossy(r.body_bytes()).to_ascii_lowercase();
+    assert!(
+        body.contains("hello") && body.contains("0\r\nx-checksum: abc\r\n\r\n"),
+        "trailer missing from the response: {:?}",
+        r.text()
+    );
+    tern.stop_clean();
+    let head = backend.join().unwrap().expect("tern never connected");
+    assert!(
+        head.to_ascii_lowercase()
+            .lines()
+            .any(|l| l.trim_end() == "te: trailers"),
+        "the server did not see `te: trailers`: {head:?}"
+    );
 }

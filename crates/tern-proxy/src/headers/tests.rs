@@ -21,7 +21,7 @@ fn hop_by_hop_and_connection_listed_headers_are_removed() {
             .header("connection", "keep-alive, x-secret")
             .header("keep-alive", "timeout=5")
             .header("x-secret", "1")
-            .header("te", "trailers")
+            .header("te", "gzip")
             .header("upgrade", "websocket")
             .header("proxy-connection", "close")
             .header("expect", "100-continue")
@@ -93,4 +93,38 @@ fn response_hop_by_hop_removed() {
     h.insert("content-type", HeaderValue::from_static("text/plain"));
     prepare_response(&mut h);
     assert_eq!(h.len(), 1);
+}
+
+#[test]
+fn te_is_reduced_to_trailers_when_the_client_accepts_them() {
+    let mut p = parts(
+        Request::get("/")
+            .header("te", "gzip, Trailers;q=1")
+            .body(())
+            .unwrap(),
+    );
+    prepare_request(&mut p, &fwd());
+    assert_eq!(p.headers["te"], "trailers");
+}
+
+#[test]
+fn trailer_header_is_end_to_end() {
+    let mut h = HeaderMap::new();
+    h.insert("trailer", HeaderValue::from_static("x-checksum"));
+    prepare_response(&mut h);
+    assert_eq!(h["trailer"], "x-checksum");
+}
+
+#[test]
+fn userinfo_never_reaches_host() {
+    let mut p = parts(
+        Request::get("http://user:pw@example.test:8080/p")
+            .body(())
+            .unwrap(),
+    );
+    prepare_request(&mut p, &fwd());
+    assert_eq!(p.headers["host"], "example.test:8080");
+    let mut p = parts(Request::get("http://user@[::1]/p").body(()).unwrap());
+    prepare_request(&mut p, &fwd());
+    assert_eq!(p.headers["host"], "[::1]");
 }

@@ -349,3 +349,43 @@ pub fn garbage(len: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+// ---- Raw one-connection test backends (regression tests for proxy defects) ----
+
+/// A raw test backend: a `std::net::TcpListener` on 127.0.0.1:0 whose thread accepts ONE
+/// connection (waiting at most `accept_within`) and hands it to `serve`, which does exactly
+/// what the scenario needs and must itself be bounded. The thread's result is `None` when no
+/// connection arrived in time; the listener is closed once the thread has accepted.
+pub fn raw_backend<T, F>(
+    accept_within: Duration,
+    serve: F,
+) -> (SocketAddr, std::thread::JoinHandle<Option<T>>)
+where
+    F: FnOnce(TcpStream) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let handle = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + accept_within;
+        loop {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    drop(listener);
+                    return Some(serve(s));
+                }
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        && std::time::Instant::now() < deadline =>
+                {
+                    // Bounded poll for the one connection tern will open.
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(_) => return None,
+            }
+        }
+    });
+    (addr, handle)
+}
