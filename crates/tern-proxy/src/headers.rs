@@ -83,6 +83,23 @@ pub(crate) fn prepare_response(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);
 }
 
+/// Whether a message uses a transfer coding other than `chunked` (e.g. `gzip, chunked`). hyper
+/// decodes only `chunked`, and tern re-frames every message, so another coding would silently
+/// reach the other side undeclared: such requests get 501 (RFC 9112 §6.1) and such responses
+/// 502.
+pub(crate) fn has_foreign_transfer_coding(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .any(|v| match v.to_str() {
+            Ok(v) => v
+                .split(',')
+                .map(str::trim)
+                .any(|c| !c.is_empty() && !c.eq_ignore_ascii_case("chunked")),
+            Err(_) => true,
+        })
+}
+
 /// Whether the client's `TE` header lists `trailers`.
 fn accepts_trailers(headers: &HeaderMap) -> bool {
     headers

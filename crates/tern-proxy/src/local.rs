@@ -14,6 +14,7 @@ const BAD_REQUEST: &str =
     "<html><body><h1>400 Bad request</h1>\nYour browser sent an invalid request.\n</body></html>\n";
 const REQUEST_TIMEOUT: &str = "<html><body><h1>408 Request Time-out</h1>\nYour browser didn't send a complete request in time.\n</body></html>\n";
 const BAD_GATEWAY: &str = "<html><body><h1>502 Bad Gateway</h1>\nThe server returned an invalid or incomplete response.\n</body></html>\n";
+const NOT_IMPLEMENTED: &str = "<html><body><h1>501 Not Implemented</h1>\nThe request uses a transfer coding this proxy does not support.\n</body></html>\n";
 const UNAVAILABLE: &str = "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n";
 const GATEWAY_TIMEOUT: &str = "<html><body><h1>504 Gateway Time-out</h1>\nThe server didn't respond in time.\n</body></html>\n";
 
@@ -26,6 +27,7 @@ pub(crate) fn page(status: StatusCode, close: bool) -> Response<Content> {
         StatusCode::REQUEST_TIMEOUT => REQUEST_TIMEOUT,
         StatusCode::BAD_GATEWAY => BAD_GATEWAY,
         StatusCode::GATEWAY_TIMEOUT => GATEWAY_TIMEOUT,
+        StatusCode::NOT_IMPLEMENTED => NOT_IMPLEMENTED,
         _ => UNAVAILABLE,
     };
     let mut resp = Response::new(Content::Local(Some(Bytes::from_static(body.as_bytes()))));

@@ -44,6 +44,9 @@ pub(crate) async fn handle(
         // believe is exactly the ambiguity request smuggling feeds on.
         bump(&counters.bad_requests);
         page(StatusCode::BAD_REQUEST, true)
+    } else if headers::has_foreign_transfer_coding(req.headers()) {
+        bump(&counters.bad_requests);
+        page(StatusCode::NOT_IMPLEMENTED, true)
     } else if fe.monitor_uri.as_deref() == Some(req.uri().path()) {
         bump(&counters.monitor);
         page(StatusCode::OK, false)
@@ -127,6 +130,11 @@ async fn forward(
             }
         }
         match result {
+            Ok(resp) if headers::has_foreign_transfer_coding(resp.headers()) => {
+                debug!(backend = %be.name, "response with a transfer coding other than chunked");
+                bump(&bc.upstream_errors);
+                return page(StatusCode::BAD_GATEWAY, true);
+            }
             Ok(resp) => return relay(s, b, resp, lease, upload),
             Err(HeadError::NotSent(back)) if resends < MAX_RESENDS => {
                 resends += 1;

@@ -203,3 +203,22 @@ fn binary_garbage_on_a_plain_port_gets_400_or_close() {
     assert_eq!(c.get("frontend web", "requests"), 1);
     assert_eq!(c.get("frontend web", "resp_2xx"), 1);
 }
+
+#[test]
+fn unknown_transfer_coding_gets_501_and_never_reaches_the_server() {
+    let term = Term::start("s1");
+    let tern = tern_with(&term, &[]);
+    // hyper would decode the chunked framing and the gzip coding would be lost on the way.
+    let r = raw_exchange(
+        tern.addr(),
+        b"POST /?h=1 HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n\
+          5\r\nhello\r\n0\r\n\r\n",
+        WAIT,
+    );
+    assert_eq!(r.status(), Some(501), "{:?}", r.text());
+    assert!(r.closed, "connection still open after the 501");
+    still_serves(tern.addr(), false);
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "bad_requests"), 1);
+    assert_eq!(term.stop_counters()["requests"], 1, "only the good request");
+}

@@ -128,3 +128,18 @@ fn userinfo_never_reaches_host() {
     prepare_request(&mut p, &fwd());
     assert_eq!(p.headers["host"], "[::1]");
 }
+
+#[test]
+fn only_chunked_is_a_known_transfer_coding() {
+    let mut h = HeaderMap::new();
+    assert!(!has_foreign_transfer_coding(&h));
+    h.insert("transfer-encoding", HeaderValue::from_static("Chunked"));
+    assert!(!has_foreign_transfer_coding(&h));
+    h.insert(
+        "transfer-encoding",
+        HeaderValue::from_static("gzip, chunked"),
+    );
+    assert!(has_foreign_transfer_coding(&h));
+    h.insert("transfer-encoding", HeaderValue::from_static("identity"));
+    assert!(has_foreign_transfer_coding(&h));
+}
