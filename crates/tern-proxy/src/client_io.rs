@@ -8,7 +8,8 @@
 //! - idle keep-alive connection with no new bytes: `keep_alive` from the end of the last stream;
 //!   expiry ends the connection silently, as HAProxy does.
 //!
-//! A pending write arms the `client` timer (a client that stops reading its response); reads
+//! A pending write arms the `client` timer (a client that stops reading its response; bytes the
+//! TLS stream manages to write during a pending flush count as reading, see [`Progress`]); reads
 //! during a stream are timed by the request body wrapper instead, because hyper also polls the
 //! socket while it waits for the server, and that wait is the server timeout's business.
 
@@ -29,6 +30,18 @@ use crate::timer::{Deadline, Inactivity};
 const RESPONSE_408: &[u8] = b"HTTP/1.1 408 Request Time-out\r\n\
 content-length: 110\r\ncache-control: no-cache\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n\
 <html><body><h1>408 Request Time-out</h1>\nYour browser didn't send a complete request in time.\n</body></html>\n";
+
+/// Bytes a stream has written to the socket, for streams whose flush can make progress while
+/// still pending (TLS: `poll_flush` returns only once rustls' whole buffer, up to 64 KiB, is
+/// written). Without it, a slow but steady reader could be timed out mid-flush.
+pub(crate) trait Progress {
+    /// `None` when every write that makes progress returns ready (plain TCP).
+    fn bytes_sent(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl Progress for tokio::net::TcpStream {}
 
 /// Marks the 408 response as written, flushed and shut down.
 const SENT_408: usize = usize::MAX;
@@ -51,6 +64,8 @@ pub(crate) struct ClientIo<S> {
     frontend: usize,
     head_timer: Deadline,
     write_idle: Inactivity,
+    /// `Progress::bytes_sent` when the write timer last looked.
+    last_sent: u64,
     /// Bytes of the 408 response written so far, once the head timer expired.
     sending_408: Option<usize>,
 }
@@ -71,6 +86,7 @@ impl<S> ClientIo<S> {
             frontend,
             head_timer: Deadline::default(),
             write_idle: Inactivity::default(),
+            last_sent: 0,
             sending_408: None,
         }
     }
@@ -86,7 +102,7 @@ impl<S> ClientIo<S> {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> ClientIo<S> {
+impl<S: AsyncRead + AsyncWrite + Progress + Unpin> ClientIo<S> {
     /// Writes `buf` with the `client` inactivity timer armed while the write is pending.
     fn poll_write_timed(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match Pin::new(&mut self.inner).poll_write(cx, buf) {
@@ -99,6 +115,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ClientIo<S> {
     }
 
     fn poll_write_timer<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        if let Some(sent) = self.inner.bytes_sent() {
+            if sent != self.last_sent {
+                self.last_sent = sent;
+                self.write_idle.progress();
+            }
+        }
         if self.write_idle.expired(self.timeouts.client, cx) {
             bump(&self.stats.frontends[self.frontend].client_timeouts);
             return Poll::Ready(Err(io::Error::new(
@@ -128,7 +150,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ClientIo<S> {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for ClientIo<S> {
+impl<S: AsyncRead + AsyncWrite + Progress + Unpin> AsyncRead for ClientIo<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -171,7 +193,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for ClientIo<S> {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for ClientIo<S> {
+impl<S: AsyncRead + AsyncWrite + Progress + Unpin> AsyncWrite for ClientIo<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -220,3 +242,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for ClientIo<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tracing::debug;
 
 use crate::body::{body_error, BodyError};
-use crate::client_io::{ClientIo, ClientTimeouts};
+use crate::client_io::{ClientIo, ClientTimeouts, Progress};
 use crate::headers::Forwarding;
 use crate::phase::Phase;
 use crate::stats::bump;
@@ -72,7 +72,7 @@ pub(crate) async fn serve(
 /// Serves HTTP/1.1 on an established (plain or TLS) connection.
 async fn serve_http<S>(w: Rc<Worker>, frontend: usize, io: S, peer: SocketAddr, tls: bool)
 where
-    S: AsyncRead + AsyncWrite + Unpin + 'static,
+    S: AsyncRead + AsyncWrite + Progress + Unpin + 'static,
 {
     let fe = &w.shared.snapshot.config.frontends[frontend];
     let timeouts = ClientTimeouts {

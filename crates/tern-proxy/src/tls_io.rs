@@ -43,6 +43,8 @@ pub(crate) struct TlsStream {
     close_sent: bool,
     /// Plaintext accepted since output was last written out completely.
     unflushed: usize,
+    /// Encrypted bytes written to the socket so far.
+    sent: u64,
 }
 
 /// `io::Read` and `io::Write` over the tokio socket for rustls, mapping `Pending` to
@@ -97,6 +99,7 @@ impl TlsStream {
             eof: false,
             close_sent: false,
             unflushed: 0,
+            sent: 0,
         };
         std::future::poll_fn(|cx| stream.poll_handshake(cx)).await?;
         Ok(stream)
@@ -166,7 +169,7 @@ impl TlsStream {
             match self.conn.write_tls(&mut io) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
                 Err(e) => return Poll::Ready(Err(e)),
-                Ok(_) => {}
+                Ok(n) => self.sent += n as u64,
             }
         }
         self.unflushed = 0;
@@ -192,6 +195,12 @@ impl TlsStream {
             }
             return Poll::Ready(Ok(n));
         }
+    }
+}
+
+impl crate::client_io::Progress for TlsStream {
+    fn bytes_sent(&self) -> Option<u64> {
+        Some(self.sent)
     }
 }
 
