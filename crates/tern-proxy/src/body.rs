@@ -5,7 +5,7 @@
 //!   head is measured from there (`server` timeout).
 //! - [`ProxyBody`] is what the client receives: the server's body ([`ResponseBody`], which times
 //!   the server's silences and counts responses cut short) or a small local page. It and the
-//!   request body share the stream guard, so the connection counts as idle only once the whole
+//!   request body each hold the stream (`StreamGuard::hold`), so the connection counts as idle only once the whole
 //!   response is handed over *and* the whole request body was read.
 //!
 //! An upstream connection goes back to the worker's pool only when its response body was read to
@@ -58,6 +58,8 @@ pub(crate) fn body_error(e: &hyper::Error) -> Option<&BodyError> {
 #[derive(Debug)]
 pub(crate) struct Upload {
     done_at: Cell<Option<Instant>>,
+    /// When the upload began (the request head went to the server connection).
+    started: Instant,
     /// When the server connection last took a frame of the body (or the upload began).
     last_progress: Cell<Instant>,
     /// The server connection is waiting for the client's next frame (the `client` timeout's
@@ -85,6 +87,10 @@ impl Upload {
         }
     }
 
+    pub(crate) fn started(&self) -> Instant {
+        self.started
+    }
+
     pub(crate) fn is_done(&self) -> bool {
         self.done_at.get().is_some()
     }
@@ -99,18 +105,19 @@ pub(crate) struct RequestBody {
     upload: Rc<Upload>,
     /// The stream stays active until its request body is done too: a server may answer before
     /// it has read the whole upload, and the rest of the body must not count as a new head.
-    _stream: Rc<StreamGuard>,
+    _stream: StreamGuard,
 }
 
 impl RequestBody {
     pub(crate) fn new(
         inner: Incoming,
         timeout: Duration,
-        stream: Rc<StreamGuard>,
+        stream: StreamGuard,
     ) -> (Self, Rc<Upload>) {
         let now = Instant::now();
         let upload = Rc::new(Upload {
             done_at: Cell::new(inner.is_end_stream().then_some(now)),
+            started: now,
             last_progress: Cell::new(now),
             waiting_on_client: Cell::new(false),
         });
@@ -274,11 +281,11 @@ pub(crate) enum Content {
 #[derive(Debug)]
 pub(crate) struct ProxyBody {
     content: Content,
-    _stream: Rc<StreamGuard>,
+    _stream: StreamGuard,
 }
 
 impl ProxyBody {
-    pub(crate) fn new(content: Content, stream: Rc<StreamGuard>) -> Self {
+    pub(crate) fn new(content: Content, stream: StreamGuard) -> Self {
         Self {
             content,
             _stream: stream,

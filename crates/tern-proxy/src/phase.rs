@@ -15,9 +15,10 @@ use tokio::time::Instant;
 /// Per-connection phase shared by the I/O wrapper and the request handler.
 #[derive(Debug)]
 pub(crate) struct Phase {
-    /// Streams in progress (more than one only with pipelining).
+    /// Live stream guards: a stream holds one for its response body and one for its request
+    /// body, so it ends when both are done (more than one stream only with pipelining).
     active: Cell<u32>,
-    /// Streams completed on this connection.
+    /// Times the connection went idle after a stream (0 until the first request is over).
     served: Cell<u64>,
     /// When the connection last became idle (accept for the first request).
     idle_since: Cell<Instant>,
@@ -39,14 +40,11 @@ impl Phase {
         })
     }
 
-    /// Marks the start of a stream; the returned guard marks its end when dropped (after the
-    /// response body has been handed to the connection, or when the stream is abandoned).
+    /// Marks the start of a stream. The stream lasts until the returned guard and every guard
+    /// taken from it with [`StreamGuard::hold`] are dropped.
     pub(crate) fn start_stream(self: &Rc<Self>) -> StreamGuard {
-        self.active.set(self.active.get() + 1);
         self.head_started.set(None);
-        StreamGuard {
-            phase: Rc::clone(self),
-        }
+        StreamGuard::new(self)
     }
 
     pub(crate) fn is_active(&self) -> bool {
@@ -80,18 +78,32 @@ impl Phase {
     }
 }
 
-/// Ends a stream on drop.
+/// Keeps a stream active while alive; the last one dropped ends the stream.
 #[derive(Debug)]
 pub(crate) struct StreamGuard {
     phase: Rc<Phase>,
+}
+
+impl StreamGuard {
+    fn new(phase: &Rc<Phase>) -> Self {
+        phase.active.set(phase.active.get() + 1);
+        Self {
+            phase: Rc::clone(phase),
+        }
+    }
+
+    /// Another hold on the same stream (for the request body, next to the response body's).
+    pub(crate) fn hold(&self) -> Self {
+        Self::new(&self.phase)
+    }
 }
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         let p = &self.phase;
         p.active.set(p.active.get().saturating_sub(1));
-        p.served.set(p.served.get() + 1);
         if p.active.get() == 0 {
+            p.served.set(p.served.get() + 1);
             p.idle_since.set(Instant::now());
             if let Some(w) = p.parked_reader.borrow_mut().take() {
                 w.wake();

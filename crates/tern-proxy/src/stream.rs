@@ -35,7 +35,7 @@ pub(crate) async fn handle(
     s: Rc<SessionCtx>,
     req: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    let guard = Rc::new(s.phase.start_stream());
+    let guard = s.phase.start_stream();
     let counters = &s.worker.stats.frontends[s.frontend];
     bump(&counters.requests);
     let fe = &s.worker.shared.snapshot.config.frontends[s.frontend];
@@ -51,7 +51,7 @@ pub(crate) async fn handle(
         bump(&counters.monitor);
         page(StatusCode::OK, false)
     } else {
-        forward(&s, req, Rc::clone(&guard)).await
+        forward(&s, req, guard.hold()).await
     };
     count_status(counters, resp.status());
     Ok(resp.map(|content| ProxyBody::new(content, guard)))
@@ -76,11 +76,7 @@ enum HeadError {
     Failed(hyper::Error),
 }
 
-async fn forward(
-    s: &SessionCtx,
-    req: Request<Incoming>,
-    guard: Rc<StreamGuard>,
-) -> Response<Content> {
+async fn forward(s: &SessionCtx, req: Request<Incoming>, guard: StreamGuard) -> Response<Content> {
     let w = &s.worker;
     let b = s.backend;
     let be = &w.shared.snapshot.config.backends[b];
@@ -187,7 +183,7 @@ async fn await_head(
     timeout: Duration,
 ) -> Result<Response<Incoming>, HeadError> {
     tokio::pin!(sent);
-    let mut deadline = Instant::now() + timeout;
+    let mut deadline = head_deadline(upload, timeout, None);
     loop {
         tokio::select! {
             r = &mut sent => {
@@ -198,17 +194,24 @@ async fn await_head(
             }
             () = tokio::time::sleep_until(deadline) => {
                 let now = Instant::now();
-                let since = match upload.state() {
-                    UploadState::Done(at) | UploadState::WaitingOnServer(at) => at,
-                    UploadState::WaitingOnClient => now,
-                };
-                if since + timeout <= now {
+                deadline = head_deadline(upload, timeout, Some(now));
+                if deadline <= now {
                     return Err(HeadError::Timeout);
                 }
-                deadline = since + timeout;
             }
         }
     }
+}
+
+/// When the server has been silent for `timeout`, given where the upload stands. While tern waits
+/// for the client the server is not to blame: the deadline moves to `now + timeout` (`now` is
+/// read only when needed; the upload's start stands in for it on the first call).
+fn head_deadline(upload: &Upload, timeout: Duration, now: Option<Instant>) -> Instant {
+    let since = match upload.state() {
+        UploadState::Done(at) | UploadState::WaitingOnServer(at) => at,
+        UploadState::WaitingOnClient => now.unwrap_or_else(|| upload.started()),
+    };
+    since + timeout
 }
 
 /// Passes the server's response on to the client.

@@ -1,7 +1,6 @@
 //! `tern run`: load, validate, bind, serve until a stop signal, then stop gracefully.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use anyhow::Context;
 use tern_config::Config;
@@ -67,7 +66,7 @@ pub fn serve_until_stopped(
     let signal = signals.wait();
     info!(signal, "stopping");
     proxy.shutdown();
-    let stats = Arc::new(proxy.stats().clone());
+    let stats = proxy.stats().clone();
     proxy.join();
     print_stats(&stats.snapshot(), config)?;
     Ok(())
