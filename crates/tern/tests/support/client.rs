@@ -389,3 +389,10 @@ where
     });
     (addr, handle)
 }
+
+/// The first offset where `body` differs from `tern term`'s generated body, if any.
+pub fn fill_mismatch(body: &[u8]) -> Option<usize> {
+    body.iter()
+        .enumerate()
+        .position(|(i, &b)| b != tern_term::fill_byte(i as u64))
+}
