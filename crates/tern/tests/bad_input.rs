@@ -16,11 +16,12 @@ use http_body_util::BodyExt;
 const WAIT: Duration = Duration::from_secs(5);
 
 fn tern_with(term: &Term, frontend: &[&str]) -> Tern {
-    let mut cfg = Config::new().terms(&[term]);
-    for line in frontend {
-        cfg = cfg.frontend(line);
-    }
-    Tern::run(&cfg.toml())
+    Tern::run(
+        &Config::new()
+            .terms(&[term])
+            .with_lines(frontend, &[])
+            .toml(),
+    )
 }
 
 /// tern still proxies a normal request on `addr`.

@@ -26,14 +26,12 @@ use hyper::Request;
 const WITHIN: Duration = Duration::from_secs(5);
 
 fn tern_with(term: &Term, frontend: &[&str], backend: &[&str]) -> Tern {
-    let mut cfg = Config::new().terms(&[term]);
-    for line in frontend {
-        cfg = cfg.frontend(line);
-    }
-    for line in backend {
-        cfg = cfg.backend(line);
-    }
-    Tern::run(&cfg.toml())
+    Tern::run(
+        &Config::new()
+            .terms(&[term])
+            .with_lines(frontend, backend)
+            .toml(),
+    )
 }
 
 #[test]
@@ -184,14 +182,8 @@ async fn slow_upload_longer_than_server_timeout_succeeds() {
 
 /// A tern with one raw backend server `s1` at `addr`.
 fn tern_raw(addr: std::net::SocketAddr, frontend: &[&str], backend: &[&str]) -> Tern {
-    let mut cfg = Config::new().server("s1", &addr.to_string(), 1);
-    for line in frontend {
-        cfg = cfg.frontend(line);
-    }
-    for line in backend {
-        cfg = cfg.backend(line);
-    }
-    Tern::run(&cfg.toml())
+    let cfg = Config::new().server("s1", &addr.to_string(), 1);
+    Tern::run(&cfg.with_lines(frontend, backend).toml())
 }
 
 #[test]

@@ -61,6 +61,14 @@ impl Config {
         self
     }
 
+    /// Adds raw TOML lines to the frontend and to the backend.
+    pub fn with_lines(mut self, frontend: &[&str], backend: &[&str]) -> Config {
+        self.frontend
+            .extend(frontend.iter().map(|l| (*l).to_owned()));
+        self.backend.extend(backend.iter().map(|l| (*l).to_owned()));
+        self
+    }
+
     /// Replaces the binds with these raw TOML items.
     pub fn binds(mut self, items: &[&str]) -> Config {
         self.binds = items.iter().map(|s| (*s).to_owned()).collect();
