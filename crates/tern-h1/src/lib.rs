@@ -1,0 +1,54 @@
+//! tern's HTTP/1.1 codec: what the proxy needs to read, judge and rewrite messages, and nothing
+//! that does I/O.
+//!
+//! The proxy loop built on this crate owns two sockets and two read buffers per client
+//! connection and forwards heads and bodies between them in one task. The codec is shaped by
+//! that loop:
+//!
+//! - **Zero copy.** A head is parsed in place in the connection's read buffer (by `httparse`).
+//!   What the parser learns is kept as [`Span`]s (offsets) into that buffer plus a few derived
+//!   facts, in a [`RequestHead`] / [`ResponseHead`] that is reused for every message of the
+//!   connection. Nothing is copied out and no header map is built: after the first message the
+//!   parse allocates nothing (the header storage is recycled, see `fields.rs`).
+//! - **Decide once.** Each header field is classified once at parse time ([`FieldKind`]), and
+//!   everything the proxy must decide from the head (body framing, keep-alive, `Expect`,
+//!   trailers, the Host, which fields `Connection` names) is computed in the same pass, so the
+//!   rewrite is a single loop that copies field lines or skips them.
+//! - **Strict where it matters.** This code decides what reaches a server, so the rules that
+//!   keep a request from being read two ways (RFC 9112 §6.3, §7.1; RFC 9110 §7.2) are enforced
+//!   here and each refusal is an [`H1Error`] that names the status to answer and a counter.
+//! - **Bodies are not copied either.** [`BodyReader`] is a state machine over the bytes that
+//!   follow a head: in passthrough mode it only finds where the message ends (the proxy writes
+//!   the input unchanged), in decode mode it yields the data ranges of a chunked body.
+//!
+//! The flow for one exchange:
+//!
+//! ```text
+//! parse_request(client_buf) -> RequestHead --write_request--> bytes for the server
+//! RequestHead::body_reader() -> BodyReader (passthrough) for the upload
+//! parse_response(server_buf, request method) -> ResponseHead --write_response--> bytes for
+//!     the client + ResponsePlan (how to carry the body, whether the client stays)
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod body;
+mod chunked;
+pub mod error;
+mod fields;
+pub mod limits;
+pub mod local;
+mod request;
+mod response;
+mod rewrite;
+mod span;
+mod target;
+
+pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
+pub use error::H1Error;
+pub use fields::{Field, FieldKind};
+pub use limits::Limits;
+pub use request::{parse_request, Framing, RequestHead, RequestInfo, TargetForm};
+pub use response::{parse_response, ResponseBody, ResponseHead};
+pub use rewrite::{write_request, write_response, ClientBody, Forwarding, ResponsePlan};
+pub use span::{Method, Span, Status, Version};
