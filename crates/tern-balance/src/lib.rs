@@ -1,37 +1,86 @@
 //! tern's balancing core: which server gets the next stream.
 //!
-//! This crate does no I/O and reads no clock: algorithms are plain state machines fed with what
-//! they need, so they can be unit-tested, property-tested and simulated deterministically. The data
-//! path keeps one instance per backend *per worker*, so picking a server takes no lock and touches
-//! no shared cache line; each worker's sequence is offset (see [`RoundRobin::with_offset`]) so
-//! that workers do not all start on the same server.
+//! This crate does no I/O, reads no clock and draws no entropy: algorithms are plain state
+//! machines fed with what they need (the time arrives in [`PickContext::now`], randomness comes
+//! from a seeded generator), so they can be unit-tested, property-tested and simulated
+//! deterministically. The data path keeps one [`Balancer`] per backend *per worker*, so picking a
+//! server takes no lock and touches no shared cache line; each worker passes its own seed, which
+//! also offsets the round-robin cycle so that workers do not all start on the same server.
 //!
-//! One module per algorithm, all behind the [`Algorithm`] trait. The foundation ships smooth
-//! weighted round-robin; the full HAProxy set arrives later behind the same trait.
+//! One module per algorithm, all behind the [`Algorithm`] trait:
+//!
+//! | method | module | pick | start / finish | weight or health change |
+//! |---|---|---|---|---|
+//! | `roundrobin` | [`roundrobin`] | O(log n) | O(1) | O(log n) |
+//! | `static-rr` | [`static_rr`] | O(1) | O(1) | O(sum of weights · log n) |
+//! | `leastconn` | [`leastconn`] | O(1) | O(log n) | O(log n) |
+//! | `first` | [`first`] | O(log n) | O(log n) | O(log n) |
+//! | `source`, `uri`, `hdr`, `url_param` (map) | [`hash`] | O(key) + O(1) | O(1) | O(sum of weights · log n) |
+//! | the same (consistent) | [`hash::ring`] | O(key) + O(1) expected | O(1) | O(points · log points) |
+//! | `random(N)` | [`random`] | O(N log n) | O(1) | O(log n) |
+//! | `ewma` | [`ewma`] | O(log n) | O(1) | O(log n) |
+//!
+//! An algorithm sees only the servers of one tier: the [`Balancer`] runs one instance over the
+//! active servers and one over the backups, and asks the backup tier only when no active server is
+//! usable. Every algorithm treats weight 0 as drained and never picks an unusable (down) server.
+//! In-flight streams are reported with [`Algorithm::on_start`] and [`Algorithm::on_finish`];
+//! picking itself never allocates.
 
 #![forbid(unsafe_code)]
 
+pub mod balancer;
+pub mod context;
+pub mod ewma;
+mod fenwick;
+pub mod first;
+pub mod hash;
+mod heap;
+mod keyhash;
+pub mod leastconn;
+pub mod random;
+mod rng;
 pub mod roundrobin;
+mod slots;
+pub mod static_rr;
 
+use std::time::Duration;
+
+pub use balancer::{Balancer, BuildError, Method, NoServer, ServerSpec, MAX_WEIGHT};
+pub use context::{KeySource, Nanos, PickContext};
+pub use ewma::Ewma;
+pub use first::First;
+pub use hash::{Hash, HashKey, HashType};
+pub use leastconn::LeastConn;
+pub use random::Random;
 pub use roundrobin::RoundRobin;
+pub use static_rr::StaticRoundRobin;
 
-/// Index of a server within its backend, as listed in the configuration.
+/// Index of a server within its backend (or within its tier, for a bare algorithm), as listed
+/// in the configuration.
 pub type ServerId = usize;
 
-/// What an algorithm may look at when picking. Grows with the algorithms that need more
-/// (client address for `source`, URI for `uri`, ...); round-robin needs nothing.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct PickContext {}
-
 /// A load-balancing algorithm over a fixed list of servers.
+///
+/// Servers start usable with the weights given at construction. Unknown ids are ignored by every
+/// method, so a stale id from the data path can never panic the core.
 pub trait Algorithm {
-    /// Picks a server for the next stream, or `None` when no server can take traffic (all
-    /// drained or down).
-    fn pick(&mut self, ctx: &PickContext) -> Option<ServerId>;
+    /// Picks a server for the next stream, or `None` when no server can take it (all drained or
+    /// down; for `first`, also all at their `maxconn`). Does not count the stream: call
+    /// [`Algorithm::on_start`] once it is sent to the server.
+    fn pick(&mut self, ctx: &PickContext<'_>) -> Option<ServerId>;
 
-    /// Changes a server's weight; 0 drains it. Unknown ids are ignored.
+    /// Changes a server's weight; 0 drains it.
     fn set_weight(&mut self, server: ServerId, weight: u32);
 
     /// Marks a server usable or not (health), without forgetting its weight.
     fn set_usable(&mut self, server: ServerId, usable: bool);
+
+    /// A stream was assigned to `server` (it counts as in flight until `on_finish`).
+    fn on_start(&mut self, _server: ServerId) {}
+
+    /// A stream of `server` ended (completed, failed or abandoned).
+    fn on_finish(&mut self, _server: ServerId) {}
+
+    /// `server` answered after `latency`, observed at `now` (same clock as [`PickContext::now`]).
+    fn on_response(&mut self, _server: ServerId, _latency: Duration, _now: Nanos) {}
 }

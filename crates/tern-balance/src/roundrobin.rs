@@ -1,50 +1,85 @@
-//! Smooth weighted round-robin (the algorithm nginx uses, and HAProxy's `roundrobin` in effect).
+//! `roundrobin`: smooth weighted round-robin in O(log n) per pick, weights changeable at runtime.
 //!
-//! Each server carries a `current` score. On every pick, every usable server's score grows by its
-//! weight, the highest score wins, and the winner's score drops by the sum of the weights. Over
-//! any window of `sum(weights)` picks each server is chosen exactly `weight` times, and the picks
-//! are interleaved (weights 5,1,1 give a a b a c a a, not a a a a a b c), which keeps the load on
-//! each server smooth. Ties go to the lowest index, so the sequence is deterministic.
+//! Each usable server owns a sequence of virtual deadlines spaced `1 / weight` apart, the first
+//! half a step in: `1/2w, 3/2w, 5/2w, ...`. A pick takes the server with the earliest deadline
+//! (ties to the lowest index) and moves it one step on. Over the virtual interval `(t, t + 1]`
+//! every server has exactly `weight` deadlines, and the schedule repeats with period
+//! `sum(weights)` picks, so **any** window of `sum(weights)` consecutive picks gives each server
+//! exactly its weight, with the picks interleaved (weights 5,1,1 give `a a a b c a a`, never
+//! `a a a a a b c`): this is the smoothness of nginx's smooth weighted round-robin, whose plain
+//! form costs O(n) per pick.
 //!
-//! Cost is O(servers) per pick, fine for the tens of servers a backend usually has; a tree-based
-//! variant can replace it behind the same trait if a benchmark asks for it.
+//! Deadlines are kept as exact fractions `num / 2w` (compared by cross-multiplication in 128
+//! bits), so no rounding ever drifts the shares. The servers sit in an indexed binary heap
+//! (`IndexedHeap`) keyed by their next deadline: a pick is one sift-down, O(log n), with no
+//! allocation.
+//!
+//! A server whose weight changes, or that comes back up, rejoins at its first deadline after the
+//! current virtual time (at most half a step of its new weight away), so it neither gets a burst
+//! to catch up nor waits a whole cycle; a drained or down server leaves the heap.
 
+use std::cmp::Ordering;
+
+use crate::heap::IndexedHeap;
+use crate::slots::{Change, Slots};
 use crate::{Algorithm, PickContext, ServerId};
 
-#[derive(Debug, Clone)]
-struct Slot {
-    weight: i64,
-    current: i64,
-    usable: bool,
+/// A server's next deadline, `num / (2 * weight)`, weight non-zero.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    num: u64,
+    weight: u32,
 }
+
+impl Ord for Deadline {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let a = u128::from(self.num) * u128::from(other.weight);
+        let b = u128::from(other.num) * u128::from(self.weight);
+        a.cmp(&b)
+    }
+}
+impl PartialOrd for Deadline {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Deadline {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Deadline {}
 
 /// Smooth weighted round-robin state for one backend in one worker.
 #[derive(Debug, Clone)]
 pub struct RoundRobin {
-    slots: Vec<Slot>,
+    slots: Slots,
+    heap: IndexedHeap<Deadline>,
+    /// The virtual time of the last pick (time 0 before the first).
+    now: Deadline,
 }
 
 impl RoundRobin {
     /// Creates the state for servers with these weights (0 = drained).
     pub fn new(weights: &[u32]) -> Self {
-        let slots = weights
-            .iter()
-            .map(|&w| Slot {
-                weight: i64::from(w),
-                current: 0,
-                usable: true,
-            })
-            .collect();
-        Self { slots }
+        let mut rr = Self {
+            slots: Slots::new(weights),
+            heap: IndexedHeap::new(weights.len()),
+            now: Deadline { num: 0, weight: 1 },
+        };
+        for i in 0..weights.len() {
+            rr.join(i);
+        }
+        rr
     }
 
     /// Creates the state advanced by `offset` picks, so that worker `i` of `n` starts at a
     /// different point of the same cycle.
     pub fn with_offset(weights: &[u32], offset: usize) -> Self {
         let mut rr = Self::new(weights);
-        let total: i64 = rr.slots.iter().map(|s| s.weight).sum();
+        let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
         let steps = if total > 0 {
-            offset % usize::try_from(total).unwrap_or(usize::MAX)
+            (offset as u64) % total
         } else {
             0
         };
@@ -53,40 +88,48 @@ impl RoundRobin {
         }
         rr
     }
+
+    /// Puts an eligible server in the heap at its first deadline after the current time, or
+    /// takes an ineligible one out.
+    fn join(&mut self, server: ServerId) {
+        let weight = self.slots.effective(server);
+        if weight == 0 {
+            self.heap.remove(server);
+            return;
+        }
+        // Smallest num with num / 2w > now.num / 2 now.weight, i.e. num > now.num * w / now.weight.
+        let scaled = u128::from(self.now.num) * u128::from(weight) / u128::from(self.now.weight);
+        let num = u64::try_from(scaled).unwrap_or(u64::MAX - 1) + 1;
+        self.heap.set(server, Deadline { num, weight });
+    }
+
+    fn apply(&mut self, server: ServerId, change: Option<Change>) {
+        if change.is_some_and(Change::changed) {
+            self.join(server);
+        }
+    }
 }
 
 impl Algorithm for RoundRobin {
-    fn pick(&mut self, _ctx: &PickContext) -> Option<ServerId> {
-        let mut total = 0;
-        let mut best: Option<(ServerId, i64)> = None;
-        for (i, slot) in self.slots.iter_mut().enumerate() {
-            if !slot.usable || slot.weight == 0 {
-                continue;
-            }
-            slot.current += slot.weight;
-            total += slot.weight;
-            // Strictly greater: ties keep the lowest index.
-            if best.is_none_or(|(_, score)| slot.current > score) {
-                best = Some((i, slot.current));
-            }
-        }
-        let (winner, _) = best?;
-        self.slots[winner].current -= total;
-        Some(winner)
+    fn pick(&mut self, _ctx: &PickContext<'_>) -> Option<ServerId> {
+        let (deadline, server) = self.heap.peek()?;
+        self.now = deadline;
+        // Next deadline one step (2 in units of 1/2w) on.
+        self.heap.replace_top(Deadline {
+            num: deadline.num.saturating_add(2),
+            weight: deadline.weight,
+        });
+        Some(server)
     }
 
     fn set_weight(&mut self, server: ServerId, weight: u32) {
-        if let Some(slot) = self.slots.get_mut(server) {
-            slot.weight = i64::from(weight);
-            slot.current = 0;
-        }
+        let change = self.slots.set_weight(server, weight);
+        self.apply(server, change);
     }
 
     fn set_usable(&mut self, server: ServerId, usable: bool) {
-        if let Some(slot) = self.slots.get_mut(server) {
-            slot.usable = usable;
-            slot.current = 0;
-        }
+        let change = self.slots.set_usable(server, usable);
+        self.apply(server, change);
     }
 }
 
