@@ -8,7 +8,7 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(
     name = "tern-bench",
-    about = "HTTP/1.1 and HTTPS load generator (closed loop)"
+    about = "HTTP/1.1 and HTTPS load generator (closed or open loop)"
 )]
 struct Cli {
     #[command(flatten)]

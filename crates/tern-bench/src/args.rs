@@ -1,170 +1,190 @@
 //! Command-line options of `tern bench`, and the small parsers behind them.
 //!
 //! The options are a clap `Args` struct so the `tern` binary mounts them as a subcommand and
-//! tests build them with [`BenchArgs::parse_from`](clap::Parser). Every knob that changes what
-//! is measured (TLS version, groups, suites, concurrency, requests per connection, CPUs) is an
-//! explicit option, because a benchmark figure is only meaningful with its settings named.
+//! libraries build them with [`BenchArgs::from_args`]. Every knob that changes what is measured
+//! (TLS version, group, suite, signature scheme, resumption, concurrency or arrival rate,
+//! requests per connection, CPUs) is an explicit option, because a benchmark figure is only
+//! meaningful with its settings named.
 
-use std::fmt;
+mod parse;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::ValueEnum;
+use clap::{Parser, ValueEnum};
 
-/// Options of `tern bench`: a closed-loop HTTP/1.1 and HTTPS load generator.
+pub use parse::{parse_cpu_list, parse_rate, parse_ratio, parse_secs, CpuList, Target};
+
+const LOAD: &str = "Load";
+const TLS: &str = "TLS";
+const REFERENCE: &str = "Reference probe";
+const OUTPUT: &str = "Output";
+
+/// Options of `tern bench`: an HTTP/1.1 and HTTPS load generator, closed loop (`-c`) or open
+/// loop (`--rate`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
-    /// Target URL: http://host[:port][/path] or https://host[:port][/path].
-    #[arg(value_name = "URL", value_parser = Target::parse)]
+    /// The target URL: http or https, a host, an optional port and path (help text below).
+    // In the `BenchArgs` group by hand: clap's derive leaves the group of a struct with a
+    // flattened field (`slo`) empty, and `Option<BenchArgs>` (the `tern` CLI) would be None.
+    #[arg(value_name = "URL", value_parser = Target::parse, group = "BenchArgs",
+          help = "Target URL: http://host[:port][/path] or https://host[:port][/path]")]
     pub url: Target,
 
-    /// Concurrent connections (closed loop: each sends its next request when the last one ends).
-    #[arg(short = 'c', long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Concurrent connections. Closed loop (no --rate): each sends its next request when the
+    /// last one ends. Open loop (--rate): the most connections open at once; arrivals that
+    /// find none free wait in a queue and their wait counts in their latency.
+    #[arg(short = 'c', long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..),
+          help_heading = LOAD)]
     pub connections: u32,
+
+    /// Open loop: start this many requests per second in total, evenly spaced, whatever the
+    /// server's speed; latency is measured from each request's intended start time.
+    #[arg(long, value_name = "PER_SECOND", value_parser = parse_rate, help_heading = LOAD)]
+    pub rate: Option<f64>,
 
     /// Requests per connection: 1 = a new connection and full handshake per request,
     /// 0 = keep-alive for the whole run. The last request of a connection says `Connection: close`.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, help_heading = LOAD)]
     pub requests_per_conn: u64,
 
     /// Measured duration in seconds (fractions allowed).
-    #[arg(short = 'd', long, default_value = "10", value_parser = parse_secs)]
+    #[arg(short = 'd', long, default_value = "10", value_parser = parse_secs, help_heading = LOAD)]
     pub duration: Duration,
 
-    /// Warm-up in seconds before the measured window; its requests are not reported.
-    #[arg(long, default_value = "1", value_parser = parse_secs)]
+    /// Warm-up in seconds at full load before the measured window (after any ramp); not
+    /// reported.
+    #[arg(long, default_value = "1", value_parser = parse_secs, help_heading = LOAD)]
     pub warmup: Duration,
 
-    /// Client threads; each runs its own current-thread event loop with its share of connections.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Ramp-up in seconds before the warm-up: the rate (or the concurrency) climbs in up to
+    /// ten equal stairs to the full value. Not reported.
+    #[arg(long, default_value = "0", value_parser = parse_secs, help_heading = LOAD)]
+    pub ramp: Duration,
+
+    /// A request (connect, handshake, queueing and response included) slower than this is a
+    /// timeout error, never a latency sample.
+    #[arg(long, default_value = "2", value_parser = parse_secs, help_heading = LOAD)]
+    pub timeout: Duration,
+
+    /// Client threads; each runs its own current-thread event loop with its share of the
+    /// connections (and of the rate).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024),
+          help_heading = LOAD)]
     pub threads: u32,
 
     /// CPUs to pin the client threads to, e.g. "1" or "2,3" or "4-7"; thread i gets entry i mod n.
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list, help_heading = LOAD)]
     pub cpus: Option<CpuList>,
 
-    /// Do not verify the server certificate chain or name (handshake signatures are still
-    /// checked). This is the default unless --cacert is given.
-    #[arg(short = 'k', long, conflicts_with = "cacert")]
+    /// Do not verify the server certificate chain or name; handshake signatures are still
+    /// checked, as a real client does. This is the default unless --cacert is given.
+    #[arg(short = 'k', long, conflicts_with = "cacert", help_heading = TLS)]
     pub insecure: bool,
 
-    /// Verify the server certificate against the CA certificates in this PEM file.
-    #[arg(long, value_name = "FILE")]
+    /// Verify the server certificate chain and name against the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE", help_heading = TLS)]
     pub cacert: Option<PathBuf>,
 
     /// Server name to send in SNI (and verify with --cacert); defaults to the URL's host name.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = TLS)]
     pub sni: Option<String>,
 
     /// Offer only this TLS version; default: offer 1.3 and 1.2 and let the server choose.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = TLS)]
     pub tls_version: Option<TlsVersion>,
 
-    /// Key exchange groups to offer, in preference order (the first gets a key share).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "x25519")]
+    /// Key exchange groups to offer, comma-separated, in preference order (the first gets a key
+    /// share).
+    #[arg(long = "group", visible_alias = "groups", value_enum, value_delimiter = ',',
+          default_value = "x25519", value_name = "LIST", help_heading = TLS)]
     pub groups: Vec<KxGroup>,
 
-    /// Cipher suites to offer, e.g. TLS_AES_256_GCM_SHA384 (OpenSSL or rustls names);
-    /// default: all of the provider's default suites.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    /// Cipher suites to offer, comma-separated, e.g. TLS_AES_256_GCM_SHA384 (IANA/OpenSSL TLS 1.3
+    /// names or rustls names); default: every suite of the provider.
+    #[arg(long = "cipher", visible_alias = "ciphers", value_delimiter = ',', value_name = "LIST",
+          help_heading = TLS)]
     pub ciphers: Vec<String>,
 
-    /// A request (connect, handshake and response included) slower than this is an error.
-    #[arg(long, default_value = "2", value_parser = parse_secs)]
-    pub timeout: Duration,
+    /// Signature schemes to offer (the `signature_algorithms` extension), comma-separated, e.g.
+    /// ecdsa_secp256r1_sha256, rsa_pss_rsae_sha256, rsa_pkcs1_sha256, ed25519; default: all
+    /// the provider verifies.
+    #[arg(long = "sigalg", visible_alias = "sigalgs", value_enum, value_delimiter = ',',
+          value_name = "LIST", help_heading = TLS)]
+    pub sigalgs: Vec<SigAlg>,
 
-    /// Also write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    /// ALPN protocols to offer, comma-separated, e.g. http/1.1; default: no ALPN extension. The
+    /// generator speaks HTTP/1.1 only.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = TLS)]
+    pub alpn: Vec<String>,
+
+    /// TLS session resumption (off by default: every handshake is full, and a resumed one
+    /// aborts the run). `ticket`: TLS 1.3 tickets, and TLS 1.2 tickets (or session IDs if the
+    /// server issues no tickets); `id`: TLS 1.2 session IDs only (needs --tls-version 1.2).
+    #[arg(long, value_enum, help_heading = TLS)]
+    pub resume: Option<ResumeMode>,
+
+    /// Share of new connections that try to resume (0 to 1; default 1 with --resume); the
+    /// others do full handshakes. Full and resumed handshakes are counted as they happen.
+    #[arg(long, value_name = "SHARE", value_parser = parse_ratio, requires = "resume",
+          help_heading = TLS)]
+    pub resume_ratio: Option<f64>,
+
+    /// Reference probe: also send a low-rate open-loop stream of requests straight to this URL
+    /// (usually the backend behind the balancer), on its own connections and thread, reported
+    /// separately, so the latency the balancer adds shows.
+    #[arg(long, value_name = "URL", value_parser = Target::parse, help_heading = REFERENCE)]
+    pub ref_url: Option<Target>,
+
+    /// Requests per second of the reference probe.
+    #[arg(long, default_value = "10", value_name = "PER_SECOND", value_parser = parse_rate,
+          requires = "ref_url", help_heading = REFERENCE)]
+    pub ref_rate: f64,
+
+    /// CPU to pin the reference probe's thread to; default: not pinned (it inherits the
+    /// process's CPU mask).
+    #[arg(long, value_name = "CPU", requires = "ref_url", help_heading = REFERENCE)]
+    pub ref_cpu: Option<usize>,
+
+    /// Also write the report as JSON to this file (schema: crates/tern-bench/JSON.md).
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
+
+    /// No live progress on stderr (the report still goes to stdout).
+    #[arg(short = 'q', long, help_heading = OUTPUT)]
+    pub quiet: bool,
+
+    /// The SLO search (`--find-max` and its options), see [`crate::slo`].
+    #[command(flatten)]
+    pub slo: crate::slo::SloArgs,
 }
 
-/// Where to send requests: scheme, host, port and path of the URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// `https` (true) or `http` (false).
-    pub tls: bool,
-    /// Host name or IP address, without brackets for IPv6.
-    pub host: String,
-    /// TCP port (default 80 or 443).
-    pub port: u16,
-    /// Path and query, starting with `/`.
-    pub path: String,
-    /// The `Host` header value: the authority as written in the URL.
-    pub authority: String,
+/// Parses `tern bench`'s own arguments (without the program or subcommand name).
+#[derive(Debug, Parser)]
+#[command(name = "tern bench", no_binary_name = true)]
+struct Standalone {
+    #[command(flatten)]
+    args: BenchArgs,
 }
 
-impl Target {
-    /// Parses `http://host[:port][/path]` or `https://…`; IPv6 hosts go in brackets.
-    pub fn parse(url: &str) -> Result<Self, String> {
-        let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
-            (true, rest)
-        } else if let Some(rest) = url.strip_prefix("http://") {
-            (false, rest)
-        } else {
-            return Err(format!(
-                "{url:?}: the URL must start with http:// or https://"
-            ));
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, "/"),
-        };
-        if path.contains('#') || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            return Err(format!(
-                "{url:?}: the path must not contain spaces, controls or '#'"
-            ));
-        }
-        if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{url:?}: expected host[:port] after the scheme"));
-        }
-        let (host, port) = split_host_port(authority)
-            .ok_or_else(|| format!("{url:?}: cannot read host[:port] from {authority:?}"))?;
-        let port = match port {
-            Some(port) => port,
-            None if tls => 443,
-            None => 80,
-        };
-        Ok(Self {
-            tls,
-            host: host.to_owned(),
-            port,
-            path: path.to_owned(),
-            authority: authority.to_owned(),
-        })
+impl BenchArgs {
+    /// Parses options as written on the command line after `tern bench`, e.g.
+    /// `["https://127.0.0.1:8443/", "-c", "32"]`.
+    pub fn from_args<I, T>(args: I) -> Result<BenchArgs, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Standalone::try_parse_from(args).map(|s| s.args)
     }
-}
 
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scheme = if self.tls { "https" } else { "http" };
-        write!(f, "{scheme}://{}{}", self.authority, self.path)
-    }
-}
-
-/// Splits `host`, `host:port`, `[v6]` or `[v6]:port`.
-fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let close = rest.find(']')?;
-        let after = &rest[close + 1..];
-        let port = match after {
-            "" => None,
-            _ => Some(after.strip_prefix(':')?),
-        };
-        (&rest[..close], port)
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
+    /// The resumption share in effect: 0 without `--resume`, else `--resume-ratio` or 1.
+    pub fn resume_share(&self) -> f64 {
+        match self.resume {
+            None => 0.0,
+            Some(_) => self.resume_ratio.unwrap_or(1.0),
         }
-    };
-    if host.is_empty() || host.contains(':') && !authority.starts_with('[') {
-        return None;
     }
-    let port = match port {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|&p| p != 0)?),
-        None => None,
-    };
-    Some((host, port))
 }
 
 /// TLS protocol version to offer.
@@ -184,96 +204,73 @@ pub enum KxGroup {
     /// X25519 (the usual default).
     X25519,
     /// NIST P-256 (secp256r1).
+    #[value(alias = "secp256r1")]
     P256,
     /// NIST P-384 (secp384r1).
+    #[value(alias = "secp384r1")]
     P384,
-    /// The X25519 + ML-KEM-768 post-quantum hybrid.
+    /// The X25519 + ML-KEM-768 post-quantum hybrid (TLS 1.3 only).
+    #[value(name = "x25519mlkem768")]
     X25519mlkem768,
+    /// The P-256 + ML-KEM-768 post-quantum hybrid (TLS 1.3 only).
+    #[value(name = "secp256r1mlkem768")]
+    P256mlkem768,
+    /// ML-KEM-768 alone (TLS 1.3 only).
+    #[value(name = "mlkem768")]
+    Mlkem768,
 }
 
-/// CPU numbers for `--cpus`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CpuList(pub Vec<usize>);
+/// A signature scheme the client can offer (names as in RFC 8446, lower case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SigAlg {
+    #[value(name = "ecdsa_secp256r1_sha256")]
+    EcdsaSecp256r1Sha256,
+    #[value(name = "ecdsa_secp384r1_sha384")]
+    EcdsaSecp384r1Sha384,
+    #[value(name = "ecdsa_secp521r1_sha512")]
+    EcdsaSecp521r1Sha512,
+    #[value(name = "rsa_pss_rsae_sha256")]
+    RsaPssRsaeSha256,
+    #[value(name = "rsa_pss_rsae_sha384")]
+    RsaPssRsaeSha384,
+    #[value(name = "rsa_pss_rsae_sha512")]
+    RsaPssRsaeSha512,
+    #[value(name = "rsa_pkcs1_sha256")]
+    RsaPkcs1Sha256,
+    #[value(name = "rsa_pkcs1_sha384")]
+    RsaPkcs1Sha384,
+    #[value(name = "rsa_pkcs1_sha512")]
+    RsaPkcs1Sha512,
+    #[value(name = "ed25519")]
+    Ed25519,
+}
 
-/// Parses "1", "0,2" or "4-7,9".
-fn parse_cpu_list(s: &str) -> Result<CpuList, String> {
-    let mut cpus = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        let bad = || format!("{s:?}: expected CPU numbers like 1 or 0,2 or 4-7");
-        let (lo, hi) = match part.split_once('-') {
-            Some((lo, hi)) => (lo, hi),
-            None => (part, part),
-        };
-        let lo: usize = lo.trim().parse().map_err(|_| bad())?;
-        let hi: usize = hi.trim().parse().map_err(|_| bad())?;
-        if lo > hi || hi >= 4096 {
-            return Err(bad());
+/// How `--resume` resumes sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResumeMode {
+    /// TLS 1.3 tickets (PSK); TLS 1.2 tickets, or session IDs when the server sends no ticket.
+    Ticket,
+    /// TLS 1.2 session IDs only (TLS 1.3 has no session IDs).
+    Id,
+}
+
+impl ResumeMode {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResumeMode::Ticket => "ticket",
+            ResumeMode::Id => "id",
         }
-        cpus.extend(lo..=hi);
     }
-    Ok(CpuList(cpus))
 }
 
-/// Parses a number of seconds, fractions allowed ("10", "0.5").
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a number of seconds"))?;
-    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
-        return Err(format!("{s:?}: seconds must be between 0 and 86400"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+/// The name clap uses for a value of a `ValueEnum` (for reports).
+pub fn value_name<T: ValueEnum>(value: &T) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn parses_urls() {
-        let t = Target::parse("https://example.test:8443/test?x=1").unwrap();
-        assert!(t.tls);
-        assert_eq!(
-            (t.host.as_str(), t.port, t.path.as_str()),
-            ("example.test", 8443, "/test?x=1")
-        );
-        assert_eq!(t.authority, "example.test:8443");
-        let t = Target::parse("http://127.0.0.1").unwrap();
-        assert_eq!((t.tls, t.port, t.path.as_str()), (false, 80, "/"));
-        let t = Target::parse("https://[::1]/").unwrap();
-        assert_eq!((t.host.as_str(), t.port), ("::1", 443));
-        let t = Target::parse("http://[::1]:81/a").unwrap();
-        assert_eq!((t.host.as_str(), t.port), ("::1", 81));
-        assert_eq!(t.to_string(), "http://[::1]:81/a");
-    }
-
-    #[test]
-    fn rejects_bad_urls() {
-        for url in [
-            "ftp://x/",
-            "https://",
-            "https://:80/",
-            "http://a:0/",
-            "http://a:99999/",
-            "http://u@a/",
-            "http://a/b c",
-            "http://::1/",
-            "http://[::1/",
-        ] {
-            assert!(Target::parse(url).is_err(), "{url}");
-        }
-    }
-
-    #[test]
-    fn parses_cpu_lists_and_seconds() {
-        assert_eq!(parse_cpu_list("1").unwrap(), CpuList(vec![1]));
-        assert_eq!(parse_cpu_list("0,2-4").unwrap(), CpuList(vec![0, 2, 3, 4]));
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("a").is_err());
-        assert_eq!(parse_secs("0.5").unwrap(), Duration::from_millis(500));
-        assert!(parse_secs("-1").is_err());
-        assert!(parse_secs("nan").is_err());
-    }
-}
+mod tests;

@@ -1,49 +1,64 @@
-//! `tern bench`: a closed-loop HTTP/1.1 and HTTPS load generator built to measure TLS
-//! load balancers honestly.
+//! `tern bench`: an HTTP/1.1 and HTTPS load generator built to measure TLS load balancers
+//! honestly.
 //!
 //! Why our own generator: the usual tools resume TLS sessions without saying so (oha), drop slow
-//! responses from their percentiles (wrk), or run out of CPU before the server does (`ab` on
-//! OpenSSL 3). This one
-//! - never resumes, and proves it by counting full and resumed handshakes (a resumed one aborts
-//!   the run with an error);
-//! - spends little CPU per request: rustls + aws-lc-rs, one pinned current-thread runtime per
-//!   thread, a minimal hand-rolled HTTP/1.1 client that skips response bodies;
-//! - reports its own CPU time per request and warns when it, not the server, may be the
-//!   bottleneck;
-//! - records latencies in HdrHistograms (connect, handshake, whole request) and reports
-//!   percentiles up to 99.9999 and the maximum, counting slow requests as timeouts rather than
-//!   dropping them.
+//! responses from their percentiles (wrk), hide queueing behind a closed loop (coordinated
+//! omission), or run out of CPU before the server does (`ab` on OpenSSL 3). This one
+//! - resumes only when asked (`--resume`, for a chosen share of connections) and proves what
+//!   happened by counting full and resumed handshakes as rustls reports them; with resumption
+//!   off a resumed handshake aborts the run;
+//! - runs a closed loop (`-c`, to find capacity) or an open loop (`--rate`, arrivals at fixed
+//!   intended times, latency measured from them, so queueing shows), with an optional ramp in
+//!   stairs before the warm-up and the measured window;
+//! - records connect, handshake, time-to-first-byte and time-to-last-byte latencies in
+//!   HdrHistograms (percentiles to 99.9999 and the maximum), counts slow requests as timeouts
+//!   and error statuses by class, never as latency samples, and keeps per-second series;
+//! - can run a low-rate reference probe straight to the backend (`--ref-url`), so the latency
+//!   the balancer adds shows;
+//! - spends little CPU per request (rustls + aws-lc-rs, one pinned current-thread runtime per
+//!   thread, a minimal HTTP/1.1 client that skips bodies), samples its own CPU every second and
+//!   marks a run invalid when it saturates its CPUs or when the per-second rates are not flat.
 //!
-//! Today it runs a closed loop (fixed concurrency). It is laid out to grow into open-loop
-//! (fixed arrival rate, latency from the intended send time) and SLO search: arguments in
-//! [`args`], the wire protocol in [`http1`], per-thread measurement in [`stats`], output in
-//! [`report`], and the event loops in `worker`.
+//! Layout: options in [`args`]; the TLS client in `tls`; the timeline and shared plan in `plan`;
+//! a connection's steps in `conn`; the closed loop in `closed`, the open loop in `arrivals`
+//! (with the precise `timer`); threads in `worker`; supervision (CPU sampling, progress, stop) in
+//! `engine`; measurement in [`stats`], [`series`] and [`latency`]; the verdict in [`validity`];
+//! output in [`report`] (text) and `json` (schema in JSON.md).
 
 #![forbid(unsafe_code)]
 
 pub mod args;
 pub mod cpu;
 pub mod http1;
+pub mod latency;
+pub mod progress;
 pub mod report;
+pub mod series;
+pub mod slo;
 pub mod stats;
+pub mod system;
+pub mod validity;
+
+mod arrivals;
+mod closed;
+mod conn;
+mod engine;
+mod json;
+mod plan;
+mod setup;
+mod timer;
 mod tls;
 mod worker;
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
-
-use rustls::pki_types::ServerName;
 
 pub use args::BenchArgs;
+pub use engine::{Phase, Tick};
+pub use json::SCHEMA as JSON_SCHEMA;
 pub use report::Report;
-
-use cpu::CpuTime;
-use report::Settings;
-use stats::Stats;
-use worker::Plan;
+pub use stats::Stats;
 
 /// Why a run could not be made or cannot be trusted.
 #[derive(Debug, thiserror::Error)]
@@ -62,8 +77,11 @@ pub enum BenchError {
     /// The SNI name is not a valid DNS name or IP address.
     #[error("invalid server name {0:?}")]
     ServerName(String),
+    /// The options do not make sense together.
+    #[error("{0}")]
+    Options(String),
     /// A thread could not be pinned to its CPU.
-    #[error("cannot pin a client thread to CPU {0} (see --cpus)")]
+    #[error("cannot pin a client thread to CPU {0} (see --cpus, --ref-cpu)")]
     Pin(usize),
     /// A thread or its runtime could not be started.
     #[error("cannot start a client thread: {0}")]
@@ -86,11 +104,30 @@ pub enum BenchError {
         /// The I/O error.
         cause: std::io::Error,
     },
+    /// The run was interrupted; the partial report was printed (and written).
+    #[error("interrupted: the report above covers only part of the window")]
+    Interrupted,
 }
 
-/// Runs the benchmark described by `args`, prints the report and writes `--json` if asked.
+/// Runs the benchmark described by `args` as `tern bench` does: live progress on stderr (unless
+/// `--quiet`), Ctrl-C (or SIGTERM) ends the run early with a partial report, the report goes
+/// to stdout and to `--json` if asked.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let report = execute(&args)?;
+    if args.slo.find_max {
+        return slo::run(&args);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    install_stop_signals(stop.clone());
+    let mut progress = (!args.quiet).then(progress::Progress::stderr);
+    let result = execute_with_progress(&args, &stop, &mut |tick| {
+        if let Some(p) = &mut progress {
+            p.tick(tick);
+        }
+    });
+    if let Some(p) = &mut progress {
+        p.finish();
+    }
+    let report = result?;
     print!("{report}");
     if let Some(path) = &args.json {
         let mut json = report.to_json();
@@ -100,131 +137,76 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             cause,
         })?;
     }
+    if report.partial {
+        return Err(BenchError::Interrupted.into());
+    }
     Ok(())
 }
 
 /// Runs the benchmark and returns its report without printing anything.
 pub fn execute(args: &BenchArgs) -> Result<Report, BenchError> {
-    let target = &args.url;
-    let addr = resolve(&target.host, target.port)?;
-    let tls = if target.tls {
-        let config = tls::client_config(args)?;
-        let name = args.sni.clone().unwrap_or_else(|| target.host.clone());
-        let server_name =
-            ServerName::try_from(name.clone()).map_err(|_| BenchError::ServerName(name))?;
-        Some((tokio_rustls::TlsConnector::from(config), server_name))
-    } else {
-        None
-    };
-    let threads = args.threads.min(args.connections);
-    let start = Instant::now();
-    let window_start = start + args.warmup;
-    let plan = Arc::new(Plan {
-        addr,
-        tls,
-        keep_alive_request: http1::request(target, false),
-        close_request: http1::request(target, true),
-        requests_per_conn: args.requests_per_conn,
-        timeout: args.timeout,
-        window_start,
-        end: window_start + args.duration,
-        stop: AtomicBool::new(false),
-        resumed: AtomicBool::new(false),
-        main: std::thread::current(),
-    });
-    let cpus = args.cpus.as_ref().map(|c| c.0.clone()).unwrap_or_default();
-    let (stats, cpu) = run_threads(&plan, threads, args.connections, &cpus)?;
-    if plan.resumed.load(Ordering::Relaxed) {
-        return Err(BenchError::Resumed);
-    }
-    let verify = match (target.tls, &args.cacert) {
-        (false, _) => "none",
-        (true, Some(_)) => "verified against --cacert",
-        (true, None) => "not verified (handshake signatures checked)",
-    };
-    let settings = Settings {
-        target: target.to_string(),
-        connections: args.connections,
-        requests_per_conn: args.requests_per_conn,
-        threads,
-        cpus,
-        duration: args.duration,
-        warmup: args.warmup,
-        timeout: args.timeout,
-        verify,
-    };
-    Ok(Report {
-        settings,
-        stats,
-        cpu,
-    })
+    execute_with_progress(args, &AtomicBool::new(false), &mut |_| {})
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, BenchError> {
-    let failed = |reason: String| BenchError::Resolve {
-        host: format!("{host}:{port}"),
-        reason,
-    };
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| failed(e.to_string()))?
-        .next()
-        .ok_or_else(|| failed("no addresses".to_owned()))
+/// Like [`execute`], but ends the run early once `stop` becomes true (checked every 50 ms) and
+/// then returns the partial report (`partial`, and invalid).
+pub fn execute_with_stop(args: &BenchArgs, stop: Arc<AtomicBool>) -> Result<Report, BenchError> {
+    execute_with_progress(args, &stop, &mut |_| {})
 }
 
-/// Starts the client threads, samples CPU time at the window's edges, and merges the stats.
-fn run_threads(
-    plan: &Arc<Plan>,
-    threads: u32,
-    connections: u32,
-    cpus: &[usize],
-) -> Result<(Stats, Option<CpuTime>), BenchError> {
-    let mut handles = Vec::with_capacity(threads as usize);
-    for i in 0..threads {
-        let share = connections / threads + u32::from(i < connections % threads);
-        let cpu = (!cpus.is_empty()).then(|| cpus[i as usize % cpus.len()]);
-        let thread_plan = plan.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("tern-bench-{i}"))
-            .spawn(move || worker::thread_main(thread_plan, share, cpu));
-        match spawned {
-            Ok(handle) => handles.push(handle),
-            Err(e) => {
-                plan.stop.store(true, Ordering::Relaxed);
-                for handle in handles {
-                    let _ = handle.join(); // the run is failing anyway; its results are moot
+/// Like [`execute_with_stop`], and calls `progress` once a second with the run's counters.
+pub fn execute_with_progress(
+    args: &BenchArgs,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Tick),
+) -> Result<Report, BenchError> {
+    let prepared = setup::prepare(args)?;
+    let collected = engine::run(prepared.setup, stop, progress)?;
+    Ok(setup::report(args, prepared.capacity, collected))
+}
+
+/// On SIGINT (Ctrl-C) or SIGTERM, sets `stop`; a second one exits at once.
+fn install_stop_signals(stop: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new()
+        .name("tern-bench-signals".to_owned())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                if signal().await.is_err() {
+                    return;
                 }
-                return Err(BenchError::Thread(e));
-            }
-        }
-    }
-    wait_until(plan, plan.window_start);
-    let before = CpuTime::now();
-    wait_until(plan, plan.end);
-    let after = CpuTime::now();
-    let cpu = before.zip(after).map(|(b, a)| a.since(&b));
-    let mut total = Stats::new(plan.window_start, plan.end);
-    let mut first_error = None;
-    for handle in handles {
-        match handle.join() {
-            Ok(Ok(stats)) => total.merge(&stats),
-            Ok(Err(e)) => first_error = first_error.or(Some(e)),
-            Err(_) => first_error = first_error.or(Some(BenchError::Panicked)),
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok((total, cpu)),
+                stop.store(true, Ordering::Relaxed);
+                eprintln!(
+                    "\ninterrupted: stopping; the partial report follows \
+                     (interrupt again to quit at once)"
+                );
+                if signal().await.is_ok() {
+                    std::process::exit(130);
+                }
+            });
+        });
+    if spawned.is_err() {
+        eprintln!("warning: cannot watch for Ctrl-C; an interrupt will end without a report");
     }
 }
 
-/// Parks until `at`, or until a thread asks to stop the run early.
-fn wait_until(plan: &Plan, at: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= at || plan.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::park_timeout(at - now);
+#[cfg(unix)]
+async fn signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        _ = int.recv() => Ok(()),
+        _ = term.recv() => Ok(()),
     }
+}
+
+#[cfg(not(unix))]
+async fn signal() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
 }

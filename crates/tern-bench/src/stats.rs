@@ -1,16 +1,21 @@
-//! Per-thread counters and latency histograms, merged once at the end of a run.
+//! Per-thread counters, latency histograms and per-second series, merged once at the end of a
+//! run.
 //!
 //! Each client thread owns its `Stats` (no atomics or locks on the hot path); the main thread
 //! adds them up after joining. Only events that complete inside the measured window are
-//! recorded, so warm-up and the abandoned in-flight requests at the deadline do not count.
+//! recorded, so the ramp, the warm-up and the requests abandoned in flight at the deadline do not
+//! count. A response with a 4xx, 5xx or unknown status is an error: it is counted by class
+//! (total and per second) but never enters the latency histograms, which hold successes only.
 
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rustls::HandshakeKind;
 
+use crate::series::Series;
+
 /// Largest latency a histogram tracks exactly (larger values are clamped): one minute in µs.
-const MAX_LATENCY_US: u64 = 60_000_000;
+pub const MAX_LATENCY_US: u64 = 60_000_000;
 
 /// Why a request or connection failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +24,11 @@ pub enum ErrorKind {
     Connect,
     /// The TLS handshake failed.
     Tls,
-    /// A request (with its connect and handshake) exceeded `--timeout`.
+    /// A request (with its connect, handshake and queueing) exceeded `--timeout`.
     Timeout,
     /// Reading or writing an established connection failed (reset, TLS record error).
     Io,
-    /// The response was malformed or the connection closed before it ended.
+    /// The response was malformed or the connection closed before it ended (truncated).
     Protocol,
 }
 
@@ -49,7 +54,10 @@ impl ErrorKind {
     }
 }
 
-/// The negotiated TLS parameters, recorded from the first handshake of a run.
+/// Names of the status classes in [`Stats::status`].
+pub const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
+
+/// The negotiated TLS parameters, recorded from the first handshake of the window.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsParams {
     /// Protocol version, e.g. "TLSv1_3".
@@ -58,6 +66,8 @@ pub struct TlsParams {
     pub suite: String,
     /// Key exchange group, e.g. "X25519".
     pub group: String,
+    /// The ALPN protocol the server chose, if any.
+    pub alpn: Option<String>,
 }
 
 /// Counters and histograms of one thread (or, after merging, of the whole run).
@@ -65,8 +75,10 @@ pub struct TlsParams {
 pub struct Stats {
     window_start: Instant,
     window_end: Instant,
-    /// Completed responses in the window.
+    /// Completed responses in the window, whatever their status.
     pub requests: u64,
+    /// Completed responses with a 1xx–3xx status: the samples of the latency histograms.
+    pub ok: u64,
     /// TCP connections established in the window.
     pub connections: u64,
     /// Full handshakes (including those with a HelloRetryRequest).
@@ -75,6 +87,10 @@ pub struct Stats {
     pub hello_retries: u64,
     /// Resumed handshakes.
     pub resumed_handshakes: u64,
+    /// Handshakes that offered a stored session (with `--resume`); each ended full or resumed.
+    pub resume_attempts: u64,
+    /// Response bytes received in the window (head and body; plaintext for TLS).
+    pub bytes: u64,
     /// Errors by [`ErrorKind`], indexed like [`ErrorKind::ALL`].
     pub errors: [u64; 5],
     /// Responses by status class: index 0 = 1xx … 4 = 5xx, 5 = anything else.
@@ -83,12 +99,34 @@ pub struct Stats {
     pub connect: Histogram<u64>,
     /// TLS handshake latency in µs (after connect).
     pub handshake: Histogram<u64>,
-    /// Request latency in µs, including the connect and handshake a request waited for.
+    /// Time to the first response byte in µs, from the request's start (see `total`).
+    pub ttfb: Histogram<u64>,
+    /// Time to the last response byte in µs, from the request's start: including the connect
+    /// and handshake it waited for, and in open loop the time from its intended start.
     pub total: Histogram<u64>,
-    /// Completed responses in each whole second of the window.
+    /// Completed responses in each whole second of the window (same as `series.requests`).
     pub per_second: Vec<u64>,
-    /// Negotiated TLS parameters (first handshake seen).
+    /// Per-second series of the window: connections, requests, bytes, errors, active.
+    pub series: Series,
+    /// Negotiated TLS parameters (first handshake seen in the window).
     pub tls: Option<TlsParams>,
+    /// Counts over the whole run (ramp and warm-up included), for live progress.
+    pub(crate) live: Live,
+}
+
+/// Whole-run counters shown by the live progress line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Live {
+    /// Completed responses.
+    pub requests: u64,
+    /// Connections established.
+    pub connections: u64,
+    /// Errors of every kind, status errors included.
+    pub errors: u64,
+    /// Response bytes received.
+    pub bytes: u64,
+    /// Connections open now.
+    pub active: u64,
 }
 
 impl Stats {
@@ -97,22 +135,29 @@ impl Stats {
         let seconds = window_end
             .saturating_duration_since(window_start)
             .as_secs_f64();
+        // Whole seconds only: a partial last second would look like a dip.
+        let whole = seconds.floor() as usize;
         Self {
             window_start,
             window_end,
             requests: 0,
+            ok: 0,
             connections: 0,
             full_handshakes: 0,
             hello_retries: 0,
             resumed_handshakes: 0,
+            resume_attempts: 0,
+            bytes: 0,
             errors: [0; 5],
             status: [0; 6],
             connect: histogram(),
             handshake: histogram(),
+            ttfb: histogram(),
             total: histogram(),
-            // Whole seconds only: a partial last second would look like a dip.
-            per_second: vec![0; seconds.floor() as usize],
+            per_second: vec![0; whole],
+            series: Series::new(whole),
             tls: None,
+            live: Live::default(),
         }
     }
 
@@ -121,11 +166,36 @@ impl Stats {
         at >= self.window_start && at < self.window_end
     }
 
+    /// The start of the measured window.
+    pub fn window_start(&self) -> Instant {
+        self.window_start
+    }
+
+    /// The whole second of the window `at` falls in, if any.
+    fn second(&self, at: Instant) -> Option<usize> {
+        if !self.in_window(at) {
+            return None;
+        }
+        let second = at.duration_since(self.window_start).as_secs() as usize;
+        (second < self.per_second.len()).then_some(second)
+    }
+
     /// Records a successful TCP connect that started at `started`.
     pub fn connected(&mut self, started: Instant, now: Instant) {
+        self.live.connections += 1;
         if self.in_window(now) {
             self.connections += 1;
             record(&mut self.connect, now - started);
+            if let Some(s) = self.second(now) {
+                self.series.connections[s] += 1;
+            }
+        }
+    }
+
+    /// Records a handshake that offered a stored session.
+    pub fn resume_attempted(&mut self, now: Instant) {
+        if self.in_window(now) {
+            self.resume_attempts += 1;
         }
     }
 
@@ -151,28 +221,90 @@ impl Stats {
         !resumed
     }
 
-    /// Records a response with `status` to a request that started at `started`.
+    /// Records a response with `status` to a request that started at `started`, whose last
+    /// byte arrived at `now` (the first byte is taken to be `now` too).
     pub fn responded(&mut self, status: u16, started: Instant, now: Instant) {
-        if !self.in_window(now) {
-            return;
-        }
-        self.requests += 1;
+        self.response(status, started, now, now);
+    }
+
+    /// Records a response with `status` to a request that started at `started`, whose first
+    /// byte arrived at `first_byte` and last at `now`. Only 1xx–3xx responses are latency
+    /// samples; the others are errors of their class.
+    pub fn response(&mut self, status: u16, started: Instant, first_byte: Instant, now: Instant) {
+        self.live.requests += 1;
         let class = match status {
             100..=599 => usize::from(status / 100 - 1),
             _ => 5,
         };
+        if class >= 3 {
+            self.live.errors += 1;
+        }
+        if !self.in_window(now) {
+            return;
+        }
+        self.requests += 1;
         self.status[class] += 1;
+        let second = self.second(now);
+        if let Some(s) = second {
+            self.per_second[s] += 1;
+            self.series.requests[s] += 1;
+        }
+        if class >= 3 {
+            if let Some(s) = second {
+                self.series.errors[ErrorKind::ALL.len() + class - 3][s] += 1;
+            }
+            return;
+        }
+        self.ok += 1;
+        record(
+            &mut self.ttfb,
+            first_byte.saturating_duration_since(started),
+        );
         record(&mut self.total, now - started);
-        let second = now.duration_since(self.window_start).as_secs() as usize;
-        if let Some(slot) = self.per_second.get_mut(second) {
-            *slot += 1;
+    }
+
+    /// Records `n` response bytes received at `now`.
+    pub fn received(&mut self, n: usize, now: Instant) {
+        self.live.bytes += n as u64;
+        if let Some(s) = self.second(now) {
+            self.series.bytes[s] += n as u64;
+        }
+        if self.in_window(now) {
+            self.bytes += n as u64;
         }
     }
 
     /// Records a failure of `kind` observed at `now`.
     pub fn failed(&mut self, kind: ErrorKind, now: Instant) {
+        self.live.errors += 1;
         if self.in_window(now) {
             self.errors[kind as usize] += 1;
+            if let Some(s) = self.second(now) {
+                self.series.errors[kind as usize][s] += 1;
+            }
+        }
+    }
+
+    /// A connection opened (`+1`) or closed (`-1`): the live gauge behind `series.active`.
+    pub(crate) fn active_changed(&mut self, opened: bool) {
+        if opened {
+            self.live.active += 1;
+        } else {
+            self.live.active = self.live.active.saturating_sub(1);
+        }
+    }
+
+    /// Samples the open connections for the second ending at `now` (called once a second).
+    pub(crate) fn sample_active(&mut self, now: Instant) {
+        let Some(elapsed) = now.checked_duration_since(self.window_start) else {
+            return;
+        };
+        // The sample taken at window_start + k s closes second k - 1.
+        let k = elapsed.as_millis().saturating_add(500) / 1000;
+        if k >= 1 {
+            if let Some(slot) = self.series.active.get_mut(k as usize - 1) {
+                *slot = self.live.active;
+            }
         }
     }
 
@@ -181,25 +313,49 @@ impl Stats {
         self.errors[kind as usize]
     }
 
+    /// Keeps only the first `seconds` whole seconds of the per-second series (a run stopped
+    /// early).
+    pub fn truncate_seconds(&mut self, seconds: usize) {
+        self.per_second.truncate(seconds);
+        self.series.truncate(seconds);
+    }
+
     /// Adds another thread's stats into these.
     pub fn merge(&mut self, other: &Stats) {
         self.requests += other.requests;
+        self.ok += other.ok;
         self.connections += other.connections;
         self.full_handshakes += other.full_handshakes;
         self.hello_retries += other.hello_retries;
         self.resumed_handshakes += other.resumed_handshakes;
+        self.resume_attempts += other.resume_attempts;
+        self.bytes += other.bytes;
         add_arrays(&mut self.errors, &other.errors);
         add_arrays(&mut self.status, &other.status);
         // Same bounds on both sides, so adding cannot fail.
         let _ = self.connect.add(&other.connect);
         let _ = self.handshake.add(&other.handshake);
+        let _ = self.ttfb.add(&other.ttfb);
         let _ = self.total.add(&other.total);
         for (mine, theirs) in self.per_second.iter_mut().zip(&other.per_second) {
             *mine += theirs;
         }
+        self.series.merge(&other.series);
         if self.tls.is_none() {
             self.tls.clone_from(&other.tls);
         }
+        self.live.add(&other.live);
+    }
+}
+
+impl Live {
+    /// Adds another thread's counters.
+    pub fn add(&mut self, other: &Live) {
+        self.requests += other.requests;
+        self.connections += other.connections;
+        self.errors += other.errors;
+        self.bytes += other.bytes;
+        self.active += other.active;
     }
 }
 
@@ -209,56 +365,18 @@ fn add_arrays<const N: usize>(into: &mut [u64; N], from: &[u64; N]) {
     }
 }
 
-fn histogram() -> Histogram<u64> {
+/// An empty latency histogram: 1 µs to one minute, 3 significant figures.
+pub fn histogram() -> Histogram<u64> {
     // Constant, valid bounds (1 ≤ low, high ≥ 2·low, 3 significant figures): cannot fail.
     #[allow(clippy::unwrap_used)]
     Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).unwrap()
 }
 
-fn record(h: &mut Histogram<u64>, took: Duration) {
+/// Records a duration in µs, clamped to the histogram's range.
+pub fn record(h: &mut Histogram<u64>, took: Duration) {
     let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
     h.saturating_record(us.clamp(1, MAX_LATENCY_US));
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_only_inside_the_window() {
-        let t0 = Instant::now();
-        let start = t0 + Duration::from_secs(1);
-        let mut stats = Stats::new(start, start + Duration::from_millis(2500));
-        assert_eq!(stats.per_second.len(), 2);
-        stats.responded(200, t0, t0 + Duration::from_millis(500)); // warm-up
-        stats.responded(200, t0, start + Duration::from_millis(10));
-        stats.responded(503, start, start + Duration::from_millis(1500));
-        stats.responded(200, start, start + Duration::from_millis(2200)); // partial second
-        stats.responded(200, start, start + Duration::from_millis(2500)); // at the deadline
-        stats.failed(ErrorKind::Timeout, start);
-        assert_eq!(stats.requests, 3);
-        assert_eq!(stats.status, [0, 2, 0, 0, 1, 0]);
-        assert_eq!(stats.per_second, vec![1, 1]);
-        assert_eq!(stats.errors_of(ErrorKind::Timeout), 1);
-        assert!(!stats.handshaked(Some(HandshakeKind::Resumed), Duration::ZERO, start));
-        assert!(stats.handshaked(
-            Some(HandshakeKind::FullWithHelloRetryRequest),
-            Duration::ZERO,
-            start
-        ));
-        assert_eq!(
-            (
-                stats.full_handshakes,
-                stats.hello_retries,
-                stats.resumed_handshakes
-            ),
-            (1, 1, 1)
-        );
-
-        let mut sum = stats.clone();
-        sum.merge(&stats);
-        assert_eq!(sum.requests, 6);
-        assert_eq!(sum.total.len(), 6);
-        assert_eq!(sum.per_second, vec![2, 2]);
-    }
-}
+mod tests;

@@ -1,51 +1,227 @@
-//! The generator's TLS client configuration: rustls + aws-lc-rs, resumption off, and exactly
-//! the groups, suites and versions asked for.
+//! The generator's TLS client configurations: rustls + aws-lc-rs with exactly the versions,
+//! groups, suites, signature schemes and ALPN asked for, and resumption only when asked.
 //!
 //! A benchmark must pin the key exchange group and the cipher suite (rustls' default offers an
 //! ML-KEM hybrid share, which costs client CPU and changes what the server computes) and must
-//! never resume. This module builds that provider; `tern_tls` builds the configuration.
+//! control resumption: off by default (every handshake full, a resumed one aborts the run), or
+//! `--resume` for a chosen share of connections. Each client thread gets its own session store
+//! (no lock shared between threads); a thin wrapper around it counts the handshakes that found a
+//! stored session to offer, so the report can show attempts next to the resumptions rustls saw.
 //!
 //! Without `--cacert` the verifier accepts any certificate chain and name, but still checks the
 //! handshake signature against the certificate's key: the client then does the same public-key
-//! work as a real client, so its CPU cost is honest, and a server that cannot sign fails.
+//! work as a real client (which verifies the chain too, but against a cached intermediate and
+//! with the leaf parsed once: the signature is the per-handshake cost), and a server that
+//! cannot sign fails.
 
+mod hkdf;
+mod verify;
+
+use std::cell::Cell;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use rustls::client::{ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12Resumption};
 use rustls::crypto::{aws_lc_rs, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
-use rustls::ClientConfig;
-use tern_tls::{ClientOptions, Verify};
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, NamedGroup, SignatureScheme};
 
-use crate::args::{BenchArgs, KxGroup, TlsVersion};
+use crate::args::{BenchArgs, KxGroup, ResumeMode, SigAlg, TlsVersion};
 use crate::BenchError;
 
-/// Builds the client configuration described by `args` (used only for https targets).
-pub fn client_config(args: &BenchArgs) -> Result<Arc<ClientConfig>, BenchError> {
-    let provider = Arc::new(provider(&args.groups, &args.ciphers)?);
-    let versions = match args.tls_version {
-        Some(TlsVersion::Tls12) => Some(vec![&rustls::version::TLS12]),
-        Some(TlsVersion::Tls13) => Some(vec![&rustls::version::TLS13]),
-        None => None,
-    };
-    let verify = match &args.cacert {
-        Some(path) => Verify::Roots(load_roots(path)?),
-        None => Verify::Insecure,
-    };
-    // Every handshake must be a full one: no session cache, no tickets, no early data (rustls'
-    // default); no ALPN, as with the clients the seed papers used.
-    let opts = ClientOptions {
-        verify,
-        alpn: Vec::new(),
-        resumption: false,
-        versions,
-    };
-    tern_tls::client_config_with_provider(&opts, provider)
-        .map_err(|e| BenchError::Tls(format!("{e} (check --tls-version against --ciphers)")))
+/// Sessions kept per thread (each TLS 1.3 ticket is used once, so this bounds tickets in stock).
+const SESSIONS_PER_THREAD: usize = 256;
+
+/// Everything needed to build each thread's TLS client state.
+#[derive(Debug)]
+pub(crate) struct TlsSetup {
+    /// The configuration for full handshakes (resumption disabled).
+    full: Arc<ClientConfig>,
+    /// SNI (and the name verified with `--cacert`).
+    pub server_name: ServerName<'static>,
+    /// Resumption mode and the share of connections that try it.
+    resume: Option<(ResumeMode, f64)>,
 }
 
-/// The aws-lc-rs provider restricted to `groups` (in order) and `ciphers` (all if empty).
+impl TlsSetup {
+    /// Builds the configuration described by `args` for a server called `name` (SNI); resumption
+    /// only if `allow_resume` (the reference probe never resumes).
+    pub fn new(args: &BenchArgs, name: &str, allow_resume: bool) -> Result<Self, BenchError> {
+        let name = name.to_owned();
+        let server_name =
+            ServerName::try_from(name.clone()).map_err(|_| BenchError::ServerName(name))?;
+        let resume = match args.resume {
+            Some(mode) if allow_resume => Some((mode, args.resume_share())),
+            _ => None,
+        };
+        if resume.is_some_and(|(m, _)| m == ResumeMode::Id)
+            && args.tls_version != Some(TlsVersion::Tls12)
+        {
+            return Err(BenchError::Tls(
+                "--resume id resumes TLS 1.2 session IDs (TLS 1.3 has none): \
+                 add --tls-version 1.2, or use --resume ticket"
+                    .to_owned(),
+            ));
+        }
+        Ok(Self {
+            full: Arc::new(client_config(args)?),
+            server_name,
+            resume,
+        })
+    }
+
+    /// A thread's own TLS state: its configurations and session store.
+    pub fn for_thread(&self) -> ThreadTls {
+        let resume = self.resume.map(|(mode, share)| {
+            let store = Arc::new(CountingStore::default());
+            let tls12 = match mode {
+                ResumeMode::Ticket => Tls12Resumption::SessionIdOrTickets,
+                ResumeMode::Id => Tls12Resumption::SessionIdOnly,
+            };
+            let mut config = (*self.full).clone();
+            config.resumption = Resumption::store(store.clone()).tls12_resumption(tls12);
+            (Arc::new(config), store, share)
+        });
+        ThreadTls {
+            full: self.full.clone(),
+            resume,
+            credit: Cell::new(0.0),
+        }
+    }
+}
+
+/// One thread's TLS client state.
+#[derive(Debug)]
+pub(crate) struct ThreadTls {
+    full: Arc<ClientConfig>,
+    resume: Option<(Arc<ClientConfig>, Arc<CountingStore>, f64)>,
+    /// Accumulated share of resuming connections not yet made (deterministic spreading).
+    credit: Cell<f64>,
+}
+
+impl ThreadTls {
+    /// The configuration for the next new connection, and the store whose counter tells
+    /// whether it offered a session. The `--resume-ratio` share is spread evenly: every
+    /// connection adds the share to a credit, and one with a credit of at least one resumes.
+    pub fn next(&self) -> (Arc<ClientConfig>, Option<&CountingStore>) {
+        let Some((config, store, share)) = &self.resume else {
+            return (self.full.clone(), None);
+        };
+        let credit = self.credit.get() + share;
+        if credit >= 1.0 - 1e-9 {
+            self.credit.set(credit - 1.0);
+            (config.clone(), Some(store))
+        } else {
+            self.credit.set(credit);
+            (self.full.clone(), None)
+        }
+    }
+}
+
+/// A session store that counts the sessions it hands out for resumption.
+#[derive(Debug)]
+pub(crate) struct CountingStore {
+    inner: ClientSessionMemoryCache,
+    offered: AtomicU64,
+}
+
+impl Default for CountingStore {
+    fn default() -> Self {
+        Self {
+            inner: ClientSessionMemoryCache::new(SESSIONS_PER_THREAD),
+            offered: AtomicU64::new(0),
+        }
+    }
+}
+
+impl CountingStore {
+    /// Sessions handed out so far.
+    pub fn offered(&self) -> u64 {
+        self.offered.load(Ordering::Relaxed)
+    }
+
+    fn count<T>(&self, found: Option<T>) -> Option<T> {
+        if found.is_some() {
+            self.offered.fetch_add(1, Ordering::Relaxed);
+        }
+        found
+    }
+}
+
+impl ClientSessionStore for CountingStore {
+    fn set_kx_hint(&self, server_name: ServerName<'static>, group: NamedGroup) {
+        self.inner.set_kx_hint(server_name, group);
+    }
+
+    fn kx_hint(&self, server_name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.inner.kx_hint(server_name)
+    }
+
+    fn set_tls12_session(
+        &self,
+        server_name: ServerName<'static>,
+        value: rustls::client::Tls12ClientSessionValue,
+    ) {
+        self.inner.set_tls12_session(server_name, value);
+    }
+
+    fn tls12_session(
+        &self,
+        server_name: &ServerName<'_>,
+    ) -> Option<rustls::client::Tls12ClientSessionValue> {
+        self.count(self.inner.tls12_session(server_name))
+    }
+
+    fn remove_tls12_session(&self, server_name: &ServerName<'static>) {
+        self.inner.remove_tls12_session(server_name);
+    }
+
+    fn insert_tls13_ticket(
+        &self,
+        server_name: ServerName<'static>,
+        value: rustls::client::Tls13ClientSessionValue,
+    ) {
+        self.inner.insert_tls13_ticket(server_name, value);
+    }
+
+    fn take_tls13_ticket(
+        &self,
+        server_name: &ServerName<'static>,
+    ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        self.count(self.inner.take_tls13_ticket(server_name))
+    }
+}
+
+/// Builds the full-handshake client configuration described by `args`.
+pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
+    let provider = Arc::new(provider(&args.groups, &args.ciphers)?);
+    let versions: &[&'static rustls::SupportedProtocolVersion] = match args.tls_version {
+        Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
+        Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
+        None => rustls::DEFAULT_VERSIONS,
+    };
+    let schemes = schemes(&args.sigalgs, &provider)?;
+    let verifier = match &args.cacert {
+        Some(path) => verify::roots(load_roots(path)?, provider.clone(), schemes)?,
+        None => verify::insecure(provider.clone(), schemes),
+    };
+    let hint = "(check --tls-version against --cipher and --group)";
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .map_err(|e| BenchError::Tls(format!("{e} {hint}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = args.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+    // No session cache, no tickets, no early data (rustls' default): every handshake is full.
+    config.resumption = Resumption::disabled();
+    Ok(config)
+}
+
+/// The aws-lc-rs provider restricted to `groups` (in order) and `ciphers` (all if empty), its
+/// TLS 1.3 suites with the HMAC-based HKDF (see `hkdf.rs`).
 fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, BenchError> {
     let mut provider = aws_lc_rs::default_provider();
     provider.kx_groups = groups
@@ -55,6 +231,8 @@ fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, Be
             KxGroup::P256 => aws_lc_rs::kx_group::SECP256R1,
             KxGroup::P384 => aws_lc_rs::kx_group::SECP384R1,
             KxGroup::X25519mlkem768 => aws_lc_rs::kx_group::X25519MLKEM768,
+            KxGroup::P256mlkem768 => aws_lc_rs::kx_group::SECP256R1MLKEM768,
+            KxGroup::Mlkem768 => aws_lc_rs::kx_group::MLKEM768,
         })
         .collect();
     if !ciphers.is_empty() {
@@ -69,7 +247,51 @@ fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, Be
         }
         provider.cipher_suites = suites;
     }
+    provider.cipher_suites = provider
+        .cipher_suites
+        .into_iter()
+        .map(hkdf::faster)
+        .collect();
     Ok(provider)
+}
+
+/// The signature schemes to offer: those asked for (each must be verifiable), or all.
+fn schemes(
+    asked: &[SigAlg],
+    provider: &CryptoProvider,
+) -> Result<Vec<SignatureScheme>, BenchError> {
+    let supported = provider
+        .signature_verification_algorithms
+        .supported_schemes();
+    if asked.is_empty() {
+        return Ok(supported);
+    }
+    asked
+        .iter()
+        .map(|&alg| {
+            let scheme = scheme(alg);
+            supported
+                .contains(&scheme)
+                .then_some(scheme)
+                .ok_or_else(|| BenchError::Tls(format!("cannot verify {scheme:?} signatures")))
+        })
+        .collect()
+}
+
+/// The rustls name of a `--sigalg` value.
+pub fn scheme(alg: SigAlg) -> SignatureScheme {
+    match alg {
+        SigAlg::EcdsaSecp256r1Sha256 => SignatureScheme::ECDSA_NISTP256_SHA256,
+        SigAlg::EcdsaSecp384r1Sha384 => SignatureScheme::ECDSA_NISTP384_SHA384,
+        SigAlg::EcdsaSecp521r1Sha512 => SignatureScheme::ECDSA_NISTP521_SHA512,
+        SigAlg::RsaPssRsaeSha256 => SignatureScheme::RSA_PSS_SHA256,
+        SigAlg::RsaPssRsaeSha384 => SignatureScheme::RSA_PSS_SHA384,
+        SigAlg::RsaPssRsaeSha512 => SignatureScheme::RSA_PSS_SHA512,
+        SigAlg::RsaPkcs1Sha256 => SignatureScheme::RSA_PKCS1_SHA256,
+        SigAlg::RsaPkcs1Sha384 => SignatureScheme::RSA_PKCS1_SHA384,
+        SigAlg::RsaPkcs1Sha512 => SignatureScheme::RSA_PKCS1_SHA512,
+        SigAlg::Ed25519 => SignatureScheme::ED25519,
+    }
 }
 
 /// Normalises suite names so OpenSSL/IANA ("TLS_AES_256_GCM_SHA384") and rustls
@@ -96,19 +318,4 @@ fn load_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>, BenchError> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn suite_names_match_both_spellings() {
-        assert_eq!(
-            suite_key("TLS_AES_256_GCM_SHA384"),
-            suite_key("TLS13_AES_256_GCM_SHA384")
-        );
-        let p = provider(&[KxGroup::X25519], &["tls_aes_128_gcm_sha256".into()]).unwrap();
-        assert_eq!(p.cipher_suites.len(), 1);
-        assert_eq!(p.kx_groups.len(), 1);
-        assert!(provider(&[], &["TLS_NOPE".into()]).is_err());
-    }
-}
+mod tests;

@@ -40,9 +40,23 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Arc<WorkerCtx>, mut stop: watc
         _ = stop.changed() => return,
     };
     match tls {
-        Ok(Ok(tls)) => serve_http(tls, ctx, stop).await,
-        Ok(Err(e)) => tracing::debug!("term: TLS handshake failed: {e}"),
-        Err(_) => tracing::debug!("term: TLS handshake timed out"),
+        Ok(Ok(tls)) => {
+            let kind = tls.get_ref().1.handshake_kind();
+            let counter = match kind {
+                Some(rustls::HandshakeKind::Resumed) => &ctx.counters.tls_resumed,
+                _ => &ctx.counters.tls_full,
+            };
+            Counters::add(counter, 1);
+            serve_http(tls, ctx, stop).await
+        }
+        Ok(Err(e)) => {
+            Counters::add(&ctx.counters.tls_failures, 1);
+            tracing::debug!("term: TLS handshake failed: {e}");
+        }
+        Err(_) => {
+            Counters::add(&ctx.counters.tls_failures, 1);
+            tracing::debug!("term: TLS handshake timed out");
+        }
     }
 }
 

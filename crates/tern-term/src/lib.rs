@@ -126,6 +126,12 @@ pub struct TermStats {
     pub requests: u64,
     /// Response body bytes handed to the HTTP layer (heads and TLS overhead not counted).
     pub bytes_sent: u64,
+    /// Full TLS handshakes completed (so load generators can check what they claim).
+    pub tls_full: u64,
+    /// Resumed TLS handshakes completed.
+    pub tls_resumed: u64,
+    /// TLS handshakes that failed or timed out.
+    pub tls_failures: u64,
 }
 
 /// One worker's counters, alone on its cache lines so threads never write a shared line.
@@ -135,6 +141,9 @@ pub(crate) struct Counters {
     pub(crate) connections: AtomicU64,
     pub(crate) requests: AtomicU64,
     pub(crate) bytes_sent: AtomicU64,
+    pub(crate) tls_full: AtomicU64,
+    pub(crate) tls_resumed: AtomicU64,
+    pub(crate) tls_failures: AtomicU64,
 }
 
 impl Counters {
@@ -171,6 +180,9 @@ impl TermHandle {
             s.connections += c.connections.load(Ordering::Relaxed);
             s.requests += c.requests.load(Ordering::Relaxed);
             s.bytes_sent += c.bytes_sent.load(Ordering::Relaxed);
+            s.tls_full += c.tls_full.load(Ordering::Relaxed);
+            s.tls_resumed += c.tls_resumed.load(Ordering::Relaxed);
+            s.tls_failures += c.tls_failures.load(Ordering::Relaxed);
         }
         s
     }

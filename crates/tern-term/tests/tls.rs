@@ -86,7 +86,7 @@ async fn tls_abort_is_observed_as_truncation() {
 
 #[tokio::test]
 async fn plain_http_on_a_tls_port_gets_no_response() {
-    let (_term, addr, _) = start_tls();
+    let (term, addr, _) = start_tls();
     let mut tcp = bounded(TcpStream::connect(addr)).await.unwrap();
     tcp.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         .await
@@ -95,4 +95,22 @@ async fn plain_http_on_a_tls_port_gets_no_response() {
     // The close may be a reset (unread request bytes), so only the outcome is checked.
     let _ = bounded(tcp.read_to_end(&mut raw)).await;
     assert!(!support::contains(&raw, b"HTTP/1.1"));
+    assert_eq!(term.stats().tls_failures, 1);
+}
+
+#[tokio::test]
+async fn full_and_resumed_handshakes_are_counted() {
+    let (term, addr, connector) = start_tls();
+    for _ in 0..3 {
+        // Each request also makes the client read the session ticket sent after the handshake.
+        let mut sender = handshake(tls_connect(addr, &connector).await).await;
+        let (parts, _) = fetch(&mut sender, "GET", "/?s=0").await;
+        assert_eq!(parts.status, StatusCode::OK);
+    }
+    let stats = term.stats();
+    assert_eq!(
+        (stats.tls_full, stats.tls_resumed, stats.tls_failures),
+        (1, 2, 0),
+        "{stats:?}"
+    );
 }

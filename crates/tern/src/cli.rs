@@ -29,7 +29,7 @@ pub enum Command {
     /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
     Term(TermArgs),
     /// Generate HTTP/1.1 or HTTPS load (closed loop) and report rates, latencies and CPU.
-    Bench(tern_bench::BenchArgs),
+    Bench(Box<tern_bench::BenchArgs>),
 }
 
 #[derive(Debug, Args)]

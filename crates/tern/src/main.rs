@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => return check::main(&args),
         cli::Command::Demo(args) => demo::main(&args),
         cli::Command::Term(args) => term::main(&args),
-        cli::Command::Bench(args) => tern_bench::run(args),
+        cli::Command::Bench(args) => tern_bench::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

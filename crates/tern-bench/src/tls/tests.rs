@@ -1,0 +1,87 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+#[test]
+fn suite_names_match_both_spellings() {
+    assert_eq!(
+        suite_key("TLS_AES_256_GCM_SHA384"),
+        suite_key("TLS13_AES_256_GCM_SHA384")
+    );
+    let p = provider(&[KxGroup::X25519], &["tls_aes_128_gcm_sha256".into()]).unwrap();
+    assert_eq!(p.cipher_suites.len(), 1);
+    assert_eq!(p.kx_groups.len(), 1);
+    assert!(provider(&[], &["TLS_NOPE".into()]).is_err());
+}
+
+#[test]
+fn sigalgs_restrict_the_offer() {
+    let p = provider(&[KxGroup::X25519], &[]).unwrap();
+    let all = schemes(&[], &p).unwrap();
+    assert!(all.len() > 4);
+    let some = schemes(&[SigAlg::Ed25519, SigAlg::RsaPkcs1Sha256], &p).unwrap();
+    assert_eq!(
+        some,
+        vec![SignatureScheme::ED25519, SignatureScheme::RSA_PKCS1_SHA256]
+    );
+    for alg in [
+        SigAlg::EcdsaSecp256r1Sha256,
+        SigAlg::EcdsaSecp384r1Sha384,
+        SigAlg::RsaPssRsaeSha256,
+        SigAlg::RsaPssRsaeSha384,
+        SigAlg::RsaPssRsaeSha512,
+        SigAlg::RsaPkcs1Sha384,
+        SigAlg::RsaPkcs1Sha512,
+    ] {
+        assert!(all.contains(&scheme(alg)), "{alg:?}");
+    }
+}
+
+#[test]
+fn resume_share_is_spread_evenly() {
+    let args = BenchArgs::from_args(["https://localhost/", "--resume", "ticket"]).unwrap();
+    let setup = TlsSetup::new(&args, "localhost", true).unwrap();
+    let t = setup.for_thread();
+    assert!((0..10).all(|_| t.next().1.is_some()));
+
+    let args = BenchArgs::from_args([
+        "https://localhost/",
+        "--resume",
+        "ticket",
+        "--resume-ratio",
+        "0.25",
+    ])
+    .unwrap();
+    let t = TlsSetup::new(&args, "localhost", true)
+        .unwrap()
+        .for_thread();
+    let picks: Vec<bool> = (0..8).map(|_| t.next().1.is_some()).collect();
+    assert_eq!(
+        picks,
+        [false, false, false, true, false, false, false, true]
+    );
+
+    // The reference probe never resumes; nor does a run without --resume.
+    let t = TlsSetup::new(&args, "localhost", false)
+        .unwrap()
+        .for_thread();
+    assert!((0..4).all(|_| t.next().1.is_none()));
+    let args = BenchArgs::from_args(["https://localhost/"]).unwrap();
+    let t = TlsSetup::new(&args, "localhost", true)
+        .unwrap()
+        .for_thread();
+    assert!(t.next().1.is_none());
+}
+
+#[test]
+fn resume_id_needs_tls12_and_names_are_checked() {
+    let args = BenchArgs::from_args(["https://h/", "--resume", "id"]).unwrap();
+    let err = TlsSetup::new(&args, "h", true).unwrap_err().to_string();
+    assert!(err.contains("--tls-version 1.2"), "{err}");
+    let args =
+        BenchArgs::from_args(["https://h/", "--resume", "id", "--tls-version", "1.2"]).unwrap();
+    assert!(TlsSetup::new(&args, "h", true).is_ok());
+    assert!(TlsSetup::new(&args, "bad name", true).is_err());
+    let args = BenchArgs::from_args(["https://h/", "--cacert", "/nonexistent.pem"]).unwrap();
+    assert!(TlsSetup::new(&args, "h", true).is_err());
+}

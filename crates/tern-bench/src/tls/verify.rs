@@ -1,0 +1,128 @@
+//! Server certificate verifiers that offer only the chosen signature schemes.
+//!
+//! rustls takes the `signature_algorithms` a client offers from its verifier's
+//! `supported_verify_schemes`, so `--sigalg` is a verifier that reports a shorter list: either
+//! the insecure one (any certificate, real signature checks) or WebPKI's, wrapped.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::BenchError;
+
+/// Accepts any certificate chain and name; verifies handshake signatures for real.
+pub fn insecure(
+    provider: Arc<CryptoProvider>,
+    schemes: Vec<SignatureScheme>,
+) -> Arc<dyn ServerCertVerifier> {
+    Arc::new(Insecure { provider, schemes })
+}
+
+/// WebPKI verification against `roots`, offering only `schemes`.
+pub fn roots(
+    roots: Vec<CertificateDer<'static>>,
+    provider: Arc<CryptoProvider>,
+    schemes: Vec<SignatureScheme>,
+) -> Result<Arc<dyn ServerCertVerifier>, BenchError> {
+    let mut store = RootCertStore::empty();
+    let (added, _) = store.add_parsable_certificates(roots);
+    if added == 0 {
+        return Err(BenchError::Tls(
+            "--cacert: no usable CA certificate".to_owned(),
+        ));
+    }
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
+        .build()
+        .map_err(|e| BenchError::Tls(format!("--cacert: {e}")))?;
+    Ok(Arc::new(Offering { inner, schemes }))
+}
+
+#[derive(Debug)]
+struct Insecure {
+    provider: Arc<CryptoProvider>,
+    schemes: Vec<SignatureScheme>,
+}
+
+impl ServerCertVerifier for Insecure {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(message, cert, dss, algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(message, cert, dss, algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.schemes.clone()
+    }
+}
+
+/// Another verifier, offering only `schemes`.
+#[derive(Debug)]
+struct Offering {
+    inner: Arc<WebPkiServerVerifier>,
+    schemes: Vec<SignatureScheme>,
+}
+
+impl ServerCertVerifier for Offering {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.schemes.clone()
+    }
+}

@@ -1,0 +1,168 @@
+//! `tern bench` against the real `tern run`: the full and resumed handshakes the generator
+//! reports agree with tern's own counters (`stats:` lines), and an interrupt ends a run with a
+//! partial report.
+
+#![allow(clippy::unwrap_used)]
+
+#[allow(unused_imports)] // the HTTP client helpers are not needed here
+mod support;
+use support::*;
+
+use std::time::{Duration, Instant};
+
+use tern_tls::KeyKind;
+
+/// Runs `tern bench ARGS` to completion (bounded) and returns its JSON report.
+fn bench_json(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let json = dir.join("bench.json");
+    let mut argv = vec!["bench"];
+    argv.extend_from_slice(args);
+    argv.extend(["-q", "--json", json.to_str().unwrap()]);
+    let done = tern_finish(&argv, Duration::from_secs(30));
+    assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
+    assert!(done.stdout.contains("handshakes  full"), "{}", done.stdout);
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+#[test]
+fn full_and_resumed_handshakes_agree_with_tern() {
+    let dir = temp_dir("bench-resume");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let tern = Tern::run_in(
+        dir.clone(),
+        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
+    );
+    let url = format!("https://{}/test", tern.addr());
+    let args = [
+        url.as_str(),
+        "-c",
+        "2",
+        "--requests-per-conn",
+        "1",
+        "--resume",
+        "ticket",
+        "--resume-ratio",
+        "0.5",
+        "-d",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let report = bench_json(&dir, &args);
+    let counters = tern.stop_clean();
+    let client = |key: &str| report["handshakes"][key].as_u64().unwrap();
+    let (full, resumed) = (client("full"), client("resumed"));
+    assert!(full > 10 && resumed > 10, "{report}");
+    assert_eq!(report["errors_total"], 0);
+    // Both ends count every handshake; they may differ by those in flight at the deadline.
+    let server_full = counters.get("frontend web", "tls_full");
+    let server_resumed = counters.get("frontend web", "tls_resumed");
+    assert!(
+        full.abs_diff(server_full) <= 2,
+        "client {full} vs tern {server_full}"
+    );
+    assert!(
+        resumed.abs_diff(server_resumed) <= 2,
+        "client {resumed} vs tern {server_resumed}"
+    );
+    // Half of the connections offered a ticket, and each offered ticket resumed.
+    let offered = client("resume_offered");
+    assert!(offered.abs_diff((full + resumed) / 2) <= 2, "{report}");
+    assert!(resumed.abs_diff(offered) <= 2, "{report}");
+}
+
+#[test]
+fn without_resume_every_handshake_is_full_on_both_ends() {
+    let dir = temp_dir("bench-full");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let tern = Tern::run_in(
+        dir.clone(),
+        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
+    );
+    let url = format!("https://{}/test", tern.addr());
+    let args = [
+        url.as_str(),
+        "-c",
+        "2",
+        "--requests-per-conn",
+        "1",
+        "-d",
+        "0.5",
+        "--warmup",
+        "0",
+    ];
+    let report = bench_json(&dir, &args);
+    let counters = tern.stop_clean();
+    let full = report["handshakes"]["full"].as_u64().unwrap();
+    assert!(full > 10);
+    assert_eq!(report["handshakes"]["resumed"], 0);
+    assert_eq!(counters.get("frontend web", "tls_resumed"), 0);
+    let server_full = counters.get("frontend web", "tls_full");
+    assert!(
+        full.abs_diff(server_full) <= 2,
+        "client {full} vs tern {server_full}"
+    );
+}
+
+#[test]
+fn an_interrupt_ends_the_run_with_a_partial_report() {
+    let term = Term::start("s1");
+    let dir = temp_dir("bench-int");
+    let json = dir.join("partial.json");
+    let url = format!("http://{}/", term.addr);
+    let args = [
+        "bench",
+        url.as_str(),
+        "-d",
+        "60",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let mut bench = Proc::spawn(&args, &dir);
+    // The first progress line (stderr) shows the measured window has begun.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !bench.stderr_text().contains("[measure") {
+        assert!(
+            Instant::now() < deadline,
+            "no progress: {}",
+            bench.stderr_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bench.signal("INT");
+    let status = bench.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(1), "{}", bench.stderr_text());
+    let stderr = bench.stderr_text();
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["partial"], true);
+    assert_eq!(report["valid"], false);
+    assert!(report["requests"].as_u64().unwrap() > 0);
+    let measured = report["measured_s"].as_f64().unwrap();
+    assert!(measured > 0.5 && measured < 30.0, "{measured}");
+}
+
+#[test]
+fn help_names_the_load_generator_options() {
+    let (code, out, _) = tern_output(&["bench", "--help"]);
+    assert_eq!(code, 0);
+    for option in [
+        "--rate",
+        "--ramp",
+        "--resume",
+        "--resume-ratio",
+        "--sigalg",
+        "--alpn",
+        "--group",
+        "--cipher",
+        "--ref-url",
+        "--ref-rate",
+        "--json",
+        "--quiet",
+    ] {
+        assert!(out.contains(option), "{option} missing from:\n{out}");
+    }
+}
