@@ -30,6 +30,8 @@ pub enum Command {
     Term(TermArgs),
     /// Generate HTTP/1.1 or HTTPS load (closed loop) and report rates, latencies and CPU.
     Bench(Box<tern_bench::BenchArgs>),
+    /// Measure the TLS provider's crypto and in-memory handshake speed (like `openssl speed`).
+    Speed(tern_speed::SpeedArgs),
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,8 @@
 //!
 //! One binary with subcommands, like the tools operators already know: `run` serves a
 //! configuration, `check` validates one, `demo` shows the main job in one command, `term` is the
-//! test backend used by tests, the demo and the benchmarks, `bench` the load generator.
+//! test backend used by tests, the demo and the benchmarks, `bench` the load generator,
+//! `speed` the crypto speed of the TLS provider.
 
 #![forbid(unsafe_code)]
 
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         cli::Command::Demo(args) => demo::main(&args),
         cli::Command::Term(args) => term::main(&args),
         cli::Command::Bench(args) => tern_bench::run(*args),
+        cli::Command::Speed(args) => tern_speed::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
