@@ -28,10 +28,28 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
     Term(TermArgs),
-    /// Generate HTTP/1.1 or HTTPS load (closed loop) and report rates, latencies and CPU.
-    Bench(Box<tern_bench::BenchArgs>),
+    /// Generate HTTP/1.1 or HTTPS load and report rates, latencies and CPU;
+    /// `tern bench suite SCENARIO` runs a side-by-side scenario and writes a report.
+    Bench(Box<BenchCommand>),
     /// Measure the TLS provider's crypto and in-memory handshake speed (like `openssl speed`).
     Speed(tern_speed::SpeedArgs),
+}
+
+/// `tern bench URL [OPTIONS]` or `tern bench suite SCENARIO [OPTIONS]`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchCommand {
+    #[command(subcommand)]
+    pub sub: Option<BenchSub>,
+    #[command(flatten)]
+    pub args: Option<tern_bench::BenchArgs>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchSub {
+    /// Run a scenario file: start backends and each target, run the workloads side by side,
+    /// and write report.md, report.html and report.json.
+    Suite(tern_suite::SuiteArgs),
 }
 
 #[derive(Debug, Args)]

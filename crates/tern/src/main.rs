@@ -2,11 +2,12 @@
 //!
 //! One binary with subcommands, like the tools operators already know: `run` serves a
 //! configuration, `check` validates one, `demo` shows the main job in one command, `term` is the
-//! test backend used by tests, the demo and the benchmarks, `bench` the load generator,
-//! `speed` the crypto speed of the TLS provider.
+//! test backend used by tests, the demo and the benchmarks, `bench` the load generator and
+//! its side-by-side suite, `speed` the crypto speed of the TLS provider.
 
 #![forbid(unsafe_code)]
 
+mod bench;
 mod check;
 mod cli;
 mod demo;
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => return check::main(&args),
         cli::Command::Demo(args) => demo::main(&args),
         cli::Command::Term(args) => term::main(&args),
-        cli::Command::Bench(args) => tern_bench::run(*args),
+        cli::Command::Bench(bench) => bench::main(*bench),
         cli::Command::Speed(args) => tern_speed::run(args),
     };
     match result {

@@ -1,0 +1,19 @@
+#![allow(clippy::unwrap_used)]
+
+use super::env::parse_cpu_ranges;
+use super::target::parse_info;
+
+#[test]
+fn cpu_ranges() {
+    assert_eq!(parse_cpu_ranges("0-1"), Some(vec![0, 1]));
+    assert_eq!(parse_cpu_ranges("0,2-4"), Some(vec![0, 2, 3, 4]));
+    assert_eq!(parse_cpu_ranges("3-1"), None);
+    assert_eq!(parse_cpu_ranges(""), None);
+}
+
+#[test]
+fn haproxy_show_info_fields() {
+    let text = "Name: HAProxy\nCumSslConns: 1234\nSslRate: 5\n";
+    assert_eq!(parse_info(text, "CumSslConns"), Some(1234));
+    assert_eq!(parse_info(text, "Missing"), None);
+}

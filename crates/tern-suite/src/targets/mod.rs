@@ -1,0 +1,287 @@
+//! The programs under test: what each needs installed, what it can do, and its generated
+//! configuration.
+//!
+//! A side-by-side figure is only fair when every target does the same work, so each generator
+//! writes the same things in its own words: the same certificate file, the workload's TLS
+//! version, suite and group (where the program lets them be pinned), no session cache and no
+//! tickets, the same monitor URI, the same backend servers with keep-alive to them, the same
+//! timeouts and connection limit, and one worker per target CPU pinned to that CPU (tern
+//! `workers` + `cpus`, HAProxy `nbthread` + `cpu-map`, nginx `worker_processes` +
+//! `worker_cpu_affinity`; stunnel and hitch have no per-thread pinning, so only `taskset`
+//! confines them). Every process is also started under `taskset -c TARGET_CPUS`.
+//!
+//! tern's TLS policy is fixed (TLS 1.2 and 1.3, ECDHE with AEAD suites only) and has no setting
+//! to narrow it; the client offers exactly the workload's version, suite and group, so the
+//! handshake a target performs is the same either way.
+
+mod haproxy;
+mod nginx;
+mod offload;
+mod tern;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::scenario::{Group, KeyExchange, TargetKind, Workload};
+
+/// Connection limit of every target (HAProxy needs about two descriptors per connection, and
+/// the usual hard limit of 20000 descriptors leaves room for 8000).
+pub const MAXCONN: u32 = 8_000;
+/// Timeouts of every target, in seconds: connect to a server; client and server inactivity;
+/// idle keep-alive between requests.
+pub const CONNECT_S: u32 = 5;
+pub const CLIENT_S: u32 = 30;
+pub const SERVER_S: u32 = 30;
+pub const KEEP_ALIVE_S: u32 = 30;
+/// Idle connections each target keeps to the servers (nginx `keepalive`, tern's pool).
+pub const IDLE_PER_SERVER: u32 = 64;
+/// What every target answers on the monitor URI (HAProxy's text; tern uses the same).
+pub const MONITOR_BODY: &str = "<html><body><h1>200 OK</h1>\nService ready.\n</body></html>\n";
+
+/// Everything a generator needs to write one target's configuration for one workload.
+#[derive(Debug, Clone)]
+pub struct Layout<'a> {
+    pub workload: &'a Workload,
+    pub monitor_uri: &'a str,
+    /// CPUs the target runs on: one worker per CPU.
+    pub cpus: &'a [usize],
+    /// Combined PEM (certificate then key) of the workload's certificate, relative to `dir`
+    /// (where the target runs) or absolute; `None` for plain HTTP.
+    pub cert: Option<PathBuf>,
+    /// Where clients connect (tern: port 0, read back from its `listening:` line).
+    pub front: SocketAddr,
+    /// HAProxy's plain listener behind a TLS offloader (stunnel, hitch).
+    pub inner: SocketAddr,
+    /// HAProxy's stats socket (`show info`: CumSslConns).
+    pub stats: SocketAddr,
+    pub backends: &'a [SocketAddr],
+    /// A folder for this process's pid and temporary files.
+    pub dir: PathBuf,
+}
+
+/// How the suite knows a started process is ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ready {
+    /// A stdout line starting with this (tern).
+    Line(&'static str),
+    /// Something accepts connections on this address.
+    Port(SocketAddr),
+}
+
+/// One process to start.
+#[derive(Debug, Clone)]
+pub struct ProcSpec {
+    /// Short name for logs and errors ("haproxy", "stunnel").
+    pub name: &'static str,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub ready: Ready,
+    /// Working folder (a target's configuration folder, so that the relative paths in its
+    /// configuration resolve there and no absolute path of this machine lands in the files).
+    pub cwd: Option<PathBuf>,
+}
+
+/// A target's generated files and processes, in start order.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// (file name inside `Layout::dir`, text).
+    pub files: Vec<(String, String)>,
+    pub procs: Vec<ProcSpec>,
+    /// The HAProxy stats socket to read `CumSslConns` from, if any.
+    pub stats: Option<SocketAddr>,
+}
+
+/// Program paths of the installed tools.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The tern binary (this process, normally).
+    pub tern: PathBuf,
+    pub haproxy: Option<PathBuf>,
+    pub nginx: Option<PathBuf>,
+    pub stunnel: Option<PathBuf>,
+    pub hitch: Option<PathBuf>,
+    pub taskset: Option<PathBuf>,
+}
+
+impl Tools {
+    /// Finds the tools on `PATH` (and the sbin folders, which a non-root `PATH` may lack).
+    pub fn discover(tern: PathBuf) -> Self {
+        Self {
+            tern,
+            haproxy: which("haproxy"),
+            nginx: which("nginx"),
+            stunnel: which("stunnel4").or_else(|| which("stunnel")),
+            hitch: which("hitch"),
+            taskset: which("taskset"),
+        }
+    }
+
+    /// Why `kind` cannot run here, or `None` when everything it needs is installed.
+    pub fn missing(&self, kind: TargetKind) -> Option<String> {
+        let need: &[(&str, &Option<PathBuf>)] = match kind {
+            TargetKind::Tern => &[],
+            TargetKind::Haproxy => &[("haproxy", &self.haproxy)],
+            TargetKind::Nginx => &[("nginx", &self.nginx)],
+            TargetKind::StunnelHaproxy => &[("stunnel", &self.stunnel), ("haproxy", &self.haproxy)],
+            TargetKind::HitchHaproxy => &[("hitch", &self.hitch), ("haproxy", &self.haproxy)],
+        };
+        let absent: Vec<&str> = need
+            .iter()
+            .filter(|(_, p)| p.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        (!absent.is_empty())
+            .then(|| format!("{} not installed (not found on PATH)", absent.join(" and ")))
+    }
+}
+
+/// The first executable `name` on `PATH` or in the usual sbin folders.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Why the load generator cannot drive `w` at all (any target), or `None`.
+pub fn client_unsupported(w: &Workload) -> Option<String> {
+    let tls = w.tls.as_ref()?;
+    if !tls.suite.rustls {
+        return Some(format!(
+            "the load generator (rustls) cannot offer {}: rustls implements neither {} nor CBC suites",
+            tls.suite.iana,
+            match tls.suite.kx {
+                KeyExchange::Rsa => "static-RSA key exchange",
+                KeyExchange::Dhe => "finite-field DHE",
+                _ => "static-RSA key exchange, DHE",
+            }
+        ));
+    }
+    None
+}
+
+/// Why `kind` cannot do workload `w`, or `None` when it can.
+pub fn unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
+    let tls = w.tls.as_ref();
+    match kind {
+        TargetKind::Tern => {
+            let tls = tls?;
+            (!tls.suite.rustls).then(|| {
+                format!(
+                    "tern's TLS policy (rustls) has no {} ({} key exchange{})",
+                    tls.suite.iana,
+                    tls.suite.kx.label(),
+                    if tls.suite.openssl.contains("SHA") && !tls.suite.openssl.contains("GCM") {
+                        ", CBC"
+                    } else {
+                        ""
+                    }
+                )
+            })
+        }
+        TargetKind::Haproxy | TargetKind::Nginx => openssl_unsupported(kind, w),
+        TargetKind::StunnelHaproxy | TargetKind::HitchHaproxy => match tls {
+            None => Some(format!(
+                "{kind} is a TLS offloader: no plain-HTTP path to compare"
+            )),
+            Some(_) => openssl_unsupported(kind, w),
+        },
+    }
+}
+
+fn openssl_unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
+    let tls = w.tls.as_ref()?;
+    if kind == TargetKind::Nginx && tls.suite.kx == KeyExchange::Dhe {
+        return Some(
+            "nginx does DHE only with an ssl_dhparam file, which the suite does not generate"
+                .into(),
+        );
+    }
+    let group_used = matches!(tls.suite.kx, KeyExchange::Ecdhe | KeyExchange::Tls13);
+    (group_used && tls.group == Group::X25519Mlkem768).then(|| {
+        format!("{kind} runs on the system OpenSSL, which has no X25519MLKEM768 before OpenSSL 3.5")
+    })
+}
+
+/// Writes the configuration of `kind` for `layout`; its processes run in `layout.dir`.
+pub fn generate(kind: TargetKind, layout: &Layout<'_>, tools: &Tools) -> Generated {
+    let mut generated = match kind {
+        TargetKind::Tern => tern::generate(layout, tools),
+        TargetKind::Haproxy => haproxy::generate(layout, tools),
+        TargetKind::Nginx => nginx::generate(layout, tools),
+        TargetKind::StunnelHaproxy => offload::stunnel(layout, tools),
+        TargetKind::HitchHaproxy => offload::hitch(layout, tools),
+    };
+    for p in &mut generated.procs {
+        p.cwd = Some(layout.dir.clone());
+    }
+    generated
+}
+
+/// `taskset -c CPUS PROGRAM ARGS…` when taskset is installed, else the program alone (its own
+/// pinning — tern `cpus`, HAProxy `cpu-map`, nginx `worker_cpu_affinity` — still applies).
+pub fn pinned(
+    name: &'static str,
+    program: &Path,
+    args: Vec<String>,
+    cpus: &[usize],
+    tools: &Tools,
+    ready: Ready,
+) -> ProcSpec {
+    match &tools.taskset {
+        Some(taskset) => {
+            let mut all = vec![
+                "-c".to_owned(),
+                cpu_list(cpus),
+                program.display().to_string(),
+            ];
+            all.extend(args);
+            ProcSpec {
+                name,
+                program: taskset.clone(),
+                args: all,
+                ready,
+                cwd: None,
+            }
+        }
+        None => ProcSpec {
+            name,
+            program: program.to_path_buf(),
+            args,
+            ready,
+            cwd: None,
+        },
+    }
+}
+
+/// "0,1,3".
+pub fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The version line of an installed tool, for the report ("HAProxy version 2.6.12 …").
+pub fn version_of(program: &Path, arg: &str) -> Option<String> {
+    let out = std::process::Command::new(program)
+        .arg(arg)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = [out.stdout, out.stderr].concat();
+    String::from_utf8_lossy(&text)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("Initializing"))
+        .map(str::to_owned)
+}

@@ -1,0 +1,167 @@
+//! `tern bench suite` end to end: the real binary runs a tiny scenario (tern only, one backend,
+//! one one-second workload) and writes the three reports; a bad scenario is refused before
+//! anything starts.
+
+#![allow(clippy::unwrap_used)]
+
+// Only the process helpers are used here.
+#[allow(unused_imports)]
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use support::*;
+
+const TINY: &str = r#"
+[scenario]
+name = "tiny"
+title = "Tiny <suite> test"
+targets = ["tern"]
+
+[cpus]
+target = [0]
+client = [0]
+backends = [0]
+
+[backends]
+count = 1
+
+[[workload]]
+name = "keepalive"
+path = "/?s=107"
+cert = "ecdsa"
+version = "1.3"
+suite = "TLS_AES_128_GCM_SHA256"
+concurrency = 4
+duration = "1s"
+warmup = "200ms"
+runs = 1
+"#;
+
+fn write_scenario(dir: &Path, text: &str) -> String {
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn suite_runs_a_tiny_scenario_and_writes_the_reports() {
+    let dir = temp_dir("suite");
+    let scenario = write_scenario(&dir, TINY);
+    let out = dir.join("out");
+    let done = tern_finish(
+        &["bench", "suite", &scenario, "--out", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert!(done.stdout.contains("run 1/1 tern:"), "{}", done.stdout);
+
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("# Tiny <suite> test"), "{md}");
+    assert!(md.contains("| tern |"), "{md}");
+
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg "), "no chart in the HTML report");
+    assert!(
+        html.contains("Tiny &lt;suite&gt; test"),
+        "title not escaped"
+    );
+    assert!(!html.contains("<script"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let runs = json["workloads"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{json}");
+    let outcome = &runs[0]["outcome"];
+    assert_eq!(outcome["status"], "measured", "{outcome}");
+    let client = &outcome["client"];
+    assert!(client["requests"].as_u64().unwrap() > 0, "{client}");
+    assert_eq!(client["errors"], 0, "{client}");
+    assert_eq!(client["resumed_handshakes"], 0);
+    assert!(client["full_handshakes"].as_u64().unwrap() >= 1);
+    // The target's CPU time was read, and tern counted the handshakes itself.
+    assert!(outcome["target_cpu_us"].as_f64().is_some(), "{outcome}");
+    assert!(
+        outcome["server"]["full"].as_u64().unwrap() >= 4,
+        "{outcome}"
+    );
+    assert_eq!(outcome["server"]["resumed"], 0);
+    // The run's own tern bench report is embedded.
+    assert!(client["bench"].is_object(), "{client}");
+    // Configuration and certificates were generated into the output folder.
+    assert!(out.join("configs/keepalive-tern-1/tern.toml").exists());
+    assert!(out.join("certs/ecdsa.pem").exists());
+}
+
+#[test]
+fn a_bad_scenario_is_refused_before_anything_starts() {
+    let dir = temp_dir("suite-bad");
+    let bad = TINY
+        .replace("concurrency = 4", "concurency = 4")
+        .replace("targets = [\"tern\"]", "targets = [\"tern\", \"squid\"]");
+    let scenario = write_scenario(&dir, &bad);
+    let out = dir.join("out");
+    let done = tern_finish(
+        &["bench", "suite", &scenario, "--out", out.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_ne!(done.code, Some(0), "{done:?}");
+    // serde stops at the unknown key; its error names file, line and key path.
+    assert!(
+        done.stderr
+            .contains("tiny.toml:21: workload[0].concurency: unknown field `concurency`"),
+        "{}",
+        done.stderr
+    );
+    assert!(!out.exists(), "nothing may start for a bad scenario");
+
+    let scenario = write_scenario(&dir, &TINY.replace("[\"tern\"]", "[\"tern\", \"squid\"]"));
+    let done = tern_finish(
+        &["bench", "suite", &scenario, "--dry-run"],
+        Duration::from_secs(20),
+    );
+    assert_ne!(done.code, Some(0));
+    assert!(
+        done.stderr
+            .contains("tiny.toml:5: scenario.targets[1]: unknown target \"squid\""),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn dry_run_prints_configurations_and_starts_nothing() {
+    let dir = temp_dir("suite-dry");
+    let scenario = write_scenario(&dir, TINY);
+    let out = dir.join("out");
+    let done = tern_finish(
+        &[
+            "bench",
+            "suite",
+            &scenario,
+            "--dry-run",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert!(
+        done.stdout.contains("-- tern: tern.toml"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        done.stdout.contains("workers = 1\ncpus = [0]"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        done.stdout
+            .contains("-- client (in-process): tern bench https://"),
+        "{}",
+        done.stdout
+    );
+    assert!(!out.exists(), "a dry run writes nothing");
+}
