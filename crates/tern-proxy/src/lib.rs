@@ -2,24 +2,26 @@
 //! HTTP/1.1 streams to backend servers over pooled keep-alive connections.
 //!
 //! The flow of one connection through the modules (see ARCHITECTURE.md for the whole picture):
-//! [`worker`] accepts under the connection limits → [`session`] runs the TLS handshake and
-//! hyper's HTTP/1.1 server over [`client_io`] (client-side timeouts, driven by [`phase`]) →
-//! [`stream`] answers each request locally ([`local`]) or picks a server, takes a connection from
-//! the worker's [`pool`] or opens one ([`upstream`]), rewrites heads ([`headers`]) and streams
-//! bodies both ways ([`body`]). Everything is counted in [`stats`].
+//! `worker` accepts under the connection limits → `session` runs the TLS handshake
+//! (`tls_io`) → `conn`, the proxy loop, reads each request head into the connection's
+//! `buffer`, parses it in place with `tern-h1` and answers it locally or hands it to
+//! `exchange`, which picks a server, takes a connection from the worker's `pool` or opens
+//! one (`upstream`) and sends the rewritten head → `relay` carries the request body up and
+//! the response down, both at once, under the inactivity timers of `timer`. One task does all
+//! of it for a connection (`client` abstracts plain and TLS). Everything is counted in
+//! [`stats`].
 
 #![forbid(unsafe_code)]
 
-mod body;
-mod client_io;
-mod headers;
+mod buffer;
+mod client;
+mod conn;
+mod exchange;
 mod listener;
-mod local;
-mod phase;
 mod pool;
+mod relay;
 mod session;
 pub mod stats;
-mod stream;
 mod timer;
 mod tls_io;
 mod upstream;

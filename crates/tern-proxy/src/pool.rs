@@ -2,29 +2,26 @@
 //!
 //! Each worker keeps its own idle connections per server, so checking one out or in touches only
 //! that worker's memory (no lock, no atomic). Connections are reused most-recent-first (the one
-//! least likely to have been closed by the server), capped per server, and closed once older than
-//! the backend's `idle_timeout` — checked at checkout and by a periodic sweep, so idle connections
-//! never pile up when traffic stops.
+//! least likely to have been closed by the server), capped per server (`max_idle_per_server`),
+//! and closed once idle longer than the backend's `idle_timeout`, or once the server closed them
+//! (see [`ServerConn::is_usable`]) — checked at checkout and by a periodic sweep, so idle
+//! connections never pile up when traffic stops.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use hyper::client::conn::http1::SendRequest;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
-use crate::body::RequestBody;
-
-/// The sending half of an upstream HTTP/1.1 connection.
-pub(crate) type Sender = SendRequest<RequestBody>;
+use crate::upstream::ServerConn;
 
 #[derive(Debug)]
 struct Idle {
-    sender: Sender,
+    conn: ServerConn,
     since: Instant,
 }
 
-/// All idle upstream connections of one worker, indexed by backend then server.
+/// All idle server connections of one worker, indexed by backend then server.
 #[derive(Debug)]
 pub(crate) struct Pools {
     idle: RefCell<Vec<Vec<Vec<Idle>>>>,
@@ -45,20 +42,22 @@ impl Pools {
         })
     }
 
-    /// Takes the most recently used idle connection to `server` that is still open and fresh.
-    pub(crate) fn checkout(&self, backend: usize, server: usize) -> Option<Sender> {
+    /// Takes the most recently used idle connection to `server` that is still usable.
+    pub(crate) fn checkout(&self, backend: usize, server: usize) -> Option<ServerConn> {
         let max_age = self.settings.get(backend)?.idle_timeout;
         let mut idle = self.idle.borrow_mut();
         let list = idle.get_mut(backend)?.get_mut(server)?;
-        while let Some(conn) = list.pop() {
-            if !conn.sender.is_closed() && conn.since.elapsed() < max_age {
-                return Some(conn.sender);
+        while let Some(mut c) = list.pop() {
+            if c.since.elapsed() < max_age && c.conn.is_usable() {
+                return Some(c.conn);
             }
         }
         None
     }
 
-    fn checkin(&self, backend: usize, server: usize, sender: Sender) {
+    /// Keeps `conn` for reuse, unless the server already has `max_idle_per_server` idle ones
+    /// (then it is closed).
+    pub(crate) fn checkin(&self, backend: usize, server: usize, conn: ServerConn) {
         let Some(settings) = self.settings.get(backend) else {
             return;
         };
@@ -66,9 +65,9 @@ impl Pools {
         let Some(list) = idle.get_mut(backend).and_then(|b| b.get_mut(server)) else {
             return;
         };
-        if list.len() < settings.max_idle_per_server && !sender.is_closed() {
+        if list.len() < settings.max_idle_per_server {
             list.push(Idle {
-                sender,
+                conn,
                 since: Instant::now(),
             });
         }
@@ -85,39 +84,20 @@ impl Pools {
                 .map(|s| s.idle_timeout)
                 .unwrap_or_default();
             for list in servers.iter_mut() {
-                list.retain(|c| !c.sender.is_closed() && c.since.elapsed() < max_age);
+                list.retain_mut(|c| c.since.elapsed() < max_age && c.conn.is_usable());
                 kept += list.len();
             }
         }
         kept
     }
-}
 
-/// A connection in use by one stream; returned to the pool with [`Lease::release`] once its
-/// response was read to the end, or closed by dropping it.
-#[derive(Debug)]
-pub(crate) struct Lease {
-    pools: Rc<Pools>,
-    backend: usize,
-    server: usize,
-    sender: Sender,
-}
-
-impl Lease {
-    pub(crate) fn new(pools: Rc<Pools>, backend: usize, server: usize, sender: Sender) -> Self {
-        Self {
-            pools,
-            backend,
-            server,
-            sender,
+    /// Closes every idle connection (the worker is stopping).
+    pub(crate) fn clear(&self) {
+        for servers in self.idle.borrow_mut().iter_mut() {
+            servers.iter_mut().for_each(Vec::clear);
         }
     }
-
-    pub(crate) fn sender(&mut self) -> &mut Sender {
-        &mut self.sender
-    }
-
-    pub(crate) fn release(self) {
-        self.pools.checkin(self.backend, self.server, self.sender);
-    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,52 +1,54 @@
-//! Lazily allocated timers for the data path.
+//! Timers for the data path, armed only when an operation has to wait.
 //!
-//! Most reads and writes complete without ever waiting, so a timer is allocated only the first
-//! time an operation goes pending, then re-armed in place (`Sleep::reset`) for the life of the
-//! connection or body.
+//! Most reads and writes complete without waiting, so the clock is read and a timer set only
+//! when one goes pending. Each side of a connection has one [`Timer`], allocated the first time
+//! it is needed and then re-armed in place for every later wait (`Sleep::reset`; tokio moves a
+//! later deadline without touching its wheel until the old one comes due). An [`Idle`] records
+//! when the current wait began, so a timeout measures inactivity: any progress starts it over.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::Context;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-/// A timer slot that fires at a deadline.
+/// A reusable timer slot.
 #[derive(Debug, Default)]
-pub(crate) struct Deadline {
+pub(crate) struct Timer {
     sleep: Option<Pin<Box<Sleep>>>,
 }
 
-impl Deadline {
-    /// Polls the timer set for `deadline` (re-arming it if the deadline moved); true once passed.
-    pub(crate) fn expired(&mut self, deadline: Instant, cx: &mut Context<'_>) -> bool {
-        let sleep = self
-            .sleep
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if sleep.deadline() != deadline {
-            sleep.as_mut().reset(deadline);
-        }
-        sleep.as_mut().poll(cx).is_ready()
+impl Timer {
+    /// Polls the timer for `deadline` (arming or moving it first); ready once it has passed.
+    pub(crate) fn poll_at(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
+        let sleep = match &mut self.sleep {
+            Some(sleep) => {
+                if sleep.deadline() != deadline {
+                    sleep.as_mut().reset(deadline);
+                }
+                sleep
+            }
+            empty => empty.insert(Box::pin(tokio::time::sleep_until(deadline))),
+        };
+        sleep.as_mut().poll(cx)
     }
 }
 
-/// An inactivity timer: runs from the first pending poll after the last progress.
-#[derive(Debug, Default)]
-pub(crate) struct Inactivity {
-    deadline: Deadline,
+/// When the current wait on one side began, if one is in progress.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Idle {
     since: Option<Instant>,
 }
 
-impl Inactivity {
-    /// Polls the timer, starting it if no wait is in progress; true once `timeout` has passed
-    /// without progress.
-    pub(crate) fn expired(&mut self, timeout: Duration, cx: &mut Context<'_>) -> bool {
-        let since = *self.since.get_or_insert_with(Instant::now);
-        self.deadline.expired(since + timeout, cx)
-    }
-
-    /// Records progress: the next wait starts a new period.
+impl Idle {
+    /// Progress was made: the next wait starts a new period.
     pub(crate) fn progress(&mut self) {
         self.since = None;
+    }
+
+    /// The deadline of the wait in progress (started now if none is).
+    pub(crate) fn deadline(&mut self, timeout: Duration) -> Instant {
+        *self.since.get_or_insert_with(Instant::now) + timeout
     }
 }

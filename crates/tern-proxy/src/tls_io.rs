@@ -11,11 +11,14 @@
 //!   no client needs before its first response. It stays in rustls' buffer and leaves in the same
 //!   `writev` as the response. (TLS 1.2 ends with the server's Finished, which the client waits
 //!   for, so that is flushed at once.)
-//! - **Writes are encrypted into rustls' buffer and sent on flush**, which hyper calls after each
-//!   message or body chunk, so a response head and its body leave in one record and one `writev`;
-//!   `poll_write_vectored` lets hyper hand over head and body without copying them together.
+//! - **Writes are encrypted into rustls' buffer and sent on flush**, which the proxy loop calls
+//!   after each piece of a response, so a response head and its first body bytes leave in one
+//!   record and one `writev`; `poll_write_vectored` takes head and body without copying them
+//!   together first.
 //! - **Closing sends close_notify, then closes the socket** when the stream is dropped; the extra
-//!   `shutdown(2)` is skipped (`close` sends the FIN).
+//!   `shutdown(2)` is skipped (`close` sends the FIN). When the proxy knows a response is the
+//!   connection's last, it queues close_notify before the flush ([`TlsStream::queue_close_notify`])
+//!   and both leave in one `writev`.
 //!
 //! Reads decrypt into the caller's buffer. A peer that closes TCP without close_notify is seen as
 //! end of stream: HTTP's own framing tells a complete message from a truncated one.
@@ -109,6 +112,24 @@ impl TlsStream {
         &self.conn
     }
 
+    /// Encrypted bytes written to the socket so far.
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Queues close_notify; the next flush sends it (and `poll_shutdown` only flushes).
+    pub(crate) fn queue_close_notify(&mut self) {
+        if !self.close_sent {
+            self.conn.send_close_notify();
+            self.close_sent = true;
+        }
+    }
+
+    /// The TCP socket under the TLS layer.
+    pub(crate) fn tcp(&self) -> &TcpStream {
+        &self.tcp
+    }
+
     fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
             if !self.conn.is_handshaking() {
@@ -198,12 +219,6 @@ impl TlsStream {
     }
 }
 
-impl crate::client_io::Progress for TlsStream {
-    fn bytes_sent(&self) -> Option<u64> {
-        Some(self.sent)
-    }
-}
-
 impl AsyncRead for TlsStream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -213,7 +228,7 @@ impl AsyncRead for TlsStream {
         let this = self.get_mut();
         loop {
             // Copy straight from rustls' plaintext buffer: `read` would first need the whole
-            // unfilled part of hyper's buffer zeroed (`initialize_unfilled`) on every call.
+            // unfilled part of the caller's buffer zeroed (`initialize_unfilled`) on every call.
             let mut reader = this.conn.reader();
             match reader.fill_buf() {
                 Ok(plain) => {
@@ -265,10 +280,7 @@ impl AsyncWrite for TlsStream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if !this.close_sent {
-            this.conn.send_close_notify();
-            this.close_sent = true;
-        }
+        this.queue_close_notify();
         this.poll_flush_tls(cx)
     }
 }

@@ -96,6 +96,11 @@ impl Worker {
             .pick(&PickContext::default())
     }
 
+    /// Whether the worker is stopping (connections finish their request, then close).
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.get()
+    }
+
     /// Resolves when the worker starts stopping (at once if it already has).
     pub(crate) async fn stopping(&self) {
         let notified = self.stop.notified();
@@ -256,7 +261,10 @@ async fn sweep_pools(w: Rc<Worker>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            () = w.stopping() => return,
+            () = w.stopping() => {
+                w.pools.clear();
+                return;
+            }
             _ = tick.tick() => {
                 let kept = w.pools.sweep();
                 tracing::trace!(idle = kept, "pool sweep");

@@ -1,0 +1,379 @@
+//! The proxy loop of one client connection, after the TLS handshake: read a head, answer it or
+//! forward it, and go round again while the connection stays open.
+//!
+//! One task drives everything of a connection, the server side included ([`crate::exchange`],
+//! [`crate::relay`]): no second task, no channel, no per-request allocation once the buffers
+//! are warm. Heads are parsed in place in the connection's read buffer by `tern-h1`.
+//!
+//! Between requests the wait for a head is timed as operators know it from HAProxy:
+//! - first request, or bytes of a new head already received: `http_request`, from the accept
+//!   (or the first byte of a later head); expiry answers 408 and closes;
+//! - keep-alive connection with nothing received yet: `keep_alive` from the end of the previous
+//!   exchange; expiry closes silently.
+//!
+//! A graceful stop closes connections waiting between requests at once; a request in flight
+//! (or a head already arriving) is served to its end with `Connection: close`.
+//!
+//! Connections end in one of four ways ([`Next`]); after an answer tern gives as an error the
+//! close "lingers": the sending side is shut down and whatever the client still sends is read
+//! and dropped for a moment, so the client's unread bytes do not make the kernel reset the
+//! connection before it has read the answer.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use tern_h1::local::{write_page, Page};
+use tern_h1::{parse_request, Forwarding, H1Error, Limits, Method, RequestHead, Status};
+use tokio::time::Instant;
+use tracing::debug;
+
+use crate::buffer::Buffer;
+use crate::client::ClientStream;
+use crate::exchange;
+use crate::stats::{bump, FrontendCounters};
+use crate::timer::{Idle, Timer};
+use crate::worker::Worker;
+
+/// Working size of a client connection's read buffer (it grows up to `max_head_size` for a
+/// head that needs it).
+const BUFFER_SIZE: usize = 16 * 1024;
+
+/// How long, and for how many bytes, a lingering close reads what the client still sends.
+const LINGER_TIME: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// What happens to the client connection after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Wait for the next request.
+    KeepAlive,
+    /// Close in order (TLS: close_notify).
+    Close,
+    /// Close after an error answer, draining what the client still sends (see module docs).
+    Linger,
+    /// Drop the connection without a word: a response was cut short, or the client is gone.
+    Abort,
+}
+
+/// What the wait for a request head ended with.
+enum Wait {
+    /// A complete head of this many bytes at the front of the buffer.
+    Head(usize),
+    /// The client closed or reset the connection.
+    Closed(Option<io::Error>),
+    /// The head cannot be accepted.
+    Invalid(H1Error),
+    /// `http_request` expired.
+    RequestTimeout,
+    /// `keep_alive` expired.
+    Idle,
+    /// The worker is stopping and no request is under way.
+    Stop,
+}
+
+/// One client connection being served.
+pub(crate) struct Session<S> {
+    pub w: Rc<Worker>,
+    pub frontend: usize,
+    pub backend: usize,
+    pub io: S,
+    pub buf: Buffer,
+    /// Output staging: the head for the server, then the head for the client.
+    pub out: Vec<u8>,
+    pub head: RequestHead,
+    pub fwd: Forwarding,
+    pub limits: Limits,
+    pub client_timer: Timer,
+    pub server_timer: Timer,
+}
+
+/// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
+pub(crate) async fn serve<S: ClientStream>(
+    w: Rc<Worker>,
+    frontend: usize,
+    io: S,
+    peer: SocketAddr,
+    tls: bool,
+) {
+    let accepted = Instant::now();
+    let fe = &w.shared.snapshot.config.frontends[frontend];
+    let mut fwd = Forwarding::none();
+    if fe.x_forwarded_for {
+        fwd = fwd.with_for(peer.ip());
+    }
+    if fe.x_forwarded_proto {
+        fwd = fwd.with_proto(tls);
+    }
+    let limits = Limits {
+        max_head_size: fe.limits.max_head_size,
+        max_headers: fe.limits.max_headers,
+        ..Limits::default()
+    };
+    let mut s = Session {
+        w: Rc::clone(&w),
+        frontend,
+        backend: w.shared.frontend_backend[frontend],
+        io,
+        buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
+        out: Vec::new(),
+        head: RequestHead::new(),
+        fwd,
+        limits,
+        client_timer: Timer::default(),
+        server_timer: Timer::default(),
+    };
+    let stop = w.stopping();
+    tokio::pin!(stop);
+    let mut first = true;
+    let end = loop {
+        let hlen = match s.wait_head(first, accepted, stop.as_mut()).await {
+            Wait::Head(n) => n,
+            wait => break s.no_request(wait, peer).await,
+        };
+        first = false;
+        match s.handle(hlen).await {
+            Next::KeepAlive if !w.is_stopping() => {}
+            Next::KeepAlive => break Next::Close,
+            other => break other,
+        }
+    };
+    s.close(end).await;
+}
+
+impl<S: ClientStream> Session<S> {
+    fn counters(&self) -> &FrontendCounters {
+        &self.w.stats.frontends[self.frontend]
+    }
+
+    fn timeouts(&self) -> tern_config::FrontendTimeouts {
+        self.w.shared.snapshot.config.frontends[self.frontend].timeouts
+    }
+
+    /// Waits for a complete request head (see the module docs for the timeouts).
+    async fn wait_head(
+        &mut self,
+        first: bool,
+        accepted: Instant,
+        mut stop: Pin<&mut impl Future<Output = ()>>,
+    ) -> Wait {
+        let t = self.timeouts();
+        let mut idle = Idle::default();
+        let mut head_since = Idle::default();
+        std::future::poll_fn(|cx| {
+            loop {
+                if !self.buf.is_empty() {
+                    match parse_request(self.buf.data(), &self.limits, &mut self.head) {
+                        Ok(Status::Complete(n)) => return Poll::Ready(Wait::Head(n)),
+                        Ok(Status::Partial) => {}
+                        Err(e) => return Poll::Ready(Wait::Invalid(e)),
+                    }
+                }
+                match self.buf.poll_read_from(&mut self.io, cx) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Wait::Closed(None)),
+                    Poll::Ready(Ok(_)) => {}
+                    Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::OutOfMemory => {
+                        return Poll::Ready(Wait::Invalid(H1Error::HeadTooLarge));
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Wait::Closed(Some(e))),
+                    Poll::Pending => break,
+                }
+            }
+            let started = !self.buf.is_empty();
+            // The stop future completes only after `is_stopping` turned true, so it is never
+            // polled again once it has completed.
+            if !started && (self.w.is_stopping() || stop.as_mut().poll(cx).is_ready()) {
+                return Poll::Ready(Wait::Stop);
+            }
+            let (deadline, expired) = if started {
+                (head_since.deadline(t.http_request), Wait::RequestTimeout)
+            } else if first {
+                (accepted + t.http_request, Wait::RequestTimeout)
+            } else {
+                (idle.deadline(t.keep_alive), Wait::Idle)
+            };
+            match self.client_timer.poll_at(deadline, cx) {
+                Poll::Ready(()) => Poll::Ready(expired),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    /// The connection ended without a request to serve: count why, answer if due.
+    async fn no_request(&mut self, wait: Wait, peer: SocketAddr) -> Next {
+        let c = &self.w.stats.frontends[self.frontend];
+        match wait {
+            Wait::Head(_) | Wait::Stop => Next::Close,
+            Wait::Closed(None) => Next::Abort,
+            Wait::Closed(Some(e)) => {
+                if !self.buf.is_empty() {
+                    bump(&c.client_aborts);
+                }
+                debug!(%peer, error = %e, "client connection failed");
+                Next::Abort
+            }
+            Wait::Invalid(e) => {
+                bump(if e.is_too_large() {
+                    &c.head_too_large
+                } else {
+                    &c.bad_requests
+                });
+                debug!(%peer, error = %e, "request refused");
+                self.answer(Page::for_status(e.request_status()), false, false)
+                    .await
+            }
+            Wait::RequestTimeout => {
+                bump(&c.request_timeouts);
+                self.answer(Page::RequestTimeout, false, false).await
+            }
+            Wait::Idle => {
+                bump(&c.keepalive_timeouts);
+                Next::Close
+            }
+        }
+    }
+
+    /// Serves the request whose head (`hlen` bytes) is at the front of the buffer.
+    async fn handle(&mut self, hlen: usize) -> Next {
+        bump(&self.counters().requests);
+        let fe = &self.w.shared.snapshot.config.frontends[self.frontend];
+        let is_monitor = fe.monitor_uri.as_deref().is_some_and(|uri| {
+            let path = self.head.path().get(self.buf.data());
+            let path = path.split(|&b| b == b'?').next().unwrap_or_default();
+            path == uri.as_bytes() || (path.is_empty() && uri == "/")
+        });
+        if !is_monitor {
+            return exchange::forward(self, hlen).await;
+        }
+        bump(&self.counters().monitor);
+        // The request is answered here; it can be consumed only if its body is here as well.
+        let mut body = self.head.body_reader(&self.limits);
+        let keep = match body.advance(&self.buf.data()[hlen..]) {
+            Ok(p) if p.done => {
+                self.buf.consume(hlen + p.used);
+                self.head.keep_alive()
+            }
+            _ => false,
+        };
+        let head_only = self.head.method() == Method::Head;
+        self.answer(Page::Monitor, keep, head_only).await
+    }
+
+    /// Writes a page of tern's own as the answer to the current request (or to a request
+    /// that could not be read); `keep_alive` when the request was consumed and the client may
+    /// send another, `head_only` for a HEAD request.
+    pub(crate) async fn answer(&mut self, page: Page, keep_alive: bool, head_only: bool) -> Next {
+        count_status(self.counters(), page.status());
+        let keep_alive = keep_alive && !self.w.is_stopping();
+        self.out.clear();
+        write_page(page, !keep_alive, head_only, &mut self.out);
+        match self.write_out(!keep_alive).await {
+            Err(_) => Next::Abort,
+            Ok(()) if keep_alive => Next::KeepAlive,
+            // A request tern refused may be followed by bytes it did not read.
+            Ok(()) if page == Page::Monitor => Next::Close,
+            Ok(()) => Next::Linger,
+        }
+    }
+
+    /// Writes `out` to the client and flushes, under the `client` inactivity timeout; `last`
+    /// when the connection closes after it.
+    pub(crate) async fn write_out(&mut self, last: bool) -> io::Result<()> {
+        let timeout = self.timeouts().client;
+        let mut pos = 0;
+        let mut idle = Idle::default();
+        let mut sent = self.io.bytes_sent();
+        let result = std::future::poll_fn(|cx| {
+            while pos < self.out.len() {
+                match Pin::new(&mut self.io).poll_write(cx, &self.out[pos..]) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                    Poll::Ready(Ok(n)) => {
+                        pos += n;
+                        idle.progress();
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => return self.client_wait(cx, &mut idle, timeout),
+                }
+            }
+            if last {
+                self.io.queue_close();
+            }
+            match Pin::new(&mut self.io).poll_flush(cx) {
+                Poll::Ready(r) => Poll::Ready(r),
+                Poll::Pending => {
+                    if std::mem::replace(&mut sent, self.io.bytes_sent()) != sent {
+                        idle.progress();
+                    }
+                    self.client_wait(cx, &mut idle, timeout)
+                }
+            }
+        })
+        .await;
+        if let Err(e) = &result {
+            let c = self.counters();
+            bump(if e.kind() == io::ErrorKind::TimedOut {
+                &c.client_timeouts
+            } else {
+                &c.client_aborts
+            });
+        }
+        result
+    }
+
+    /// A client write is pending: polls the `client` timer.
+    fn client_wait(
+        &mut self,
+        cx: &mut Context<'_>,
+        idle: &mut Idle,
+        timeout: Duration,
+    ) -> Poll<io::Result<()>> {
+        ready!(self.client_timer.poll_at(idle.deadline(timeout), cx));
+        Poll::Ready(Err(io::ErrorKind::TimedOut.into()))
+    }
+
+    /// Ends the connection as `how` says.
+    async fn close(mut self, how: Next) {
+        if matches!(how, Next::Abort | Next::KeepAlive) {
+            return;
+        }
+        let timeout = self.timeouts().client;
+        let closing = std::future::poll_fn(|cx| self.io.poll_close(cx));
+        if !matches!(tokio::time::timeout(timeout, closing).await, Ok(Ok(()))) {
+            return;
+        }
+        if how == Next::Linger && self.io.shutdown_send().is_ok() {
+            let _ = tokio::time::timeout(LINGER_TIME, self.drain()).await;
+        }
+    }
+
+    /// Reads and drops what the client sends, until it closes or `LINGER_BYTES` were read.
+    async fn drain(&mut self) {
+        let mut left = LINGER_BYTES;
+        self.buf.clear();
+        std::future::poll_fn(|cx| loop {
+            match self.io.poll_drain(cx, self.buf.spare()) {
+                Poll::Ready(Ok(n)) if n > 0 && n < left => left -= n,
+                Poll::Ready(_) => return Poll::Ready(()),
+                Poll::Pending => return Poll::Pending,
+            }
+        })
+        .await;
+    }
+}
+
+/// Counts a response by status class.
+pub(crate) fn count_status(c: &FrontendCounters, status: u16) {
+    let counter = match status {
+        100..=199 => &c.resp_1xx,
+        200..=299 => &c.resp_2xx,
+        300..=399 => &c.resp_3xx,
+        400..=499 => &c.resp_4xx,
+        _ => &c.resp_5xx,
+    };
+    bump(counter);
+}

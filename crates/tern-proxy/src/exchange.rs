@@ -1,0 +1,274 @@
+//! Forwarding one request: choose a server, get a connection, send the head, relay, and judge
+//! the outcome.
+//!
+//! - **Server and connection.** The worker's balancer picks a server; an idle pooled connection
+//!   to it is taken ([`crate::pool`]) or a new one opened under the `connect` timeout. A failed
+//!   connect tries the next server, at most [`MAX_ATTEMPTS`] in all (nothing was sent, so this
+//!   is safe for every method); when none can be reached the answer is 503.
+//! - **Sending.** The rewritten head and the body bytes that came with it leave in one write.
+//!   `Expect: 100-continue` is answered with `100 Continue` once the head is out (the header
+//!   itself is not forwarded), then [`Relay`] carries the rest.
+//! - **Sending again.** A pooled connection can turn out closed by the server only once the
+//!   request is on it. If nothing at all came back (end of stream or reset before any response
+//!   byte), the request is idempotent and all of it is still in the client buffer (no body byte
+//!   was read past what came with the head), it is sent again on a fresh connection to the same
+//!   server, at most [`MAX_RESENDS`] times. Otherwise tern never replays a request.
+//! - **Judging.** A complete exchange returns the server connection to the pool when both
+//!   messages ended cleanly and the server keeps it alive. A fault before the response started
+//!   is answered with a page (408, 400, 502, 504) blaming the right side and the connection is
+//!   closed, since part of the request body may be unread; a fault after it cuts the response,
+//!   and the client connection is dropped so that it cannot take the response as complete.
+
+use std::rc::Rc;
+
+use tern_h1::local::Page;
+use tern_h1::{write_request, Method};
+use tracing::debug;
+
+use crate::client::ClientStream;
+use crate::conn::{count_status, Next, Session};
+use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
+use crate::stats::{bump, BackendCounters, FrontendCounters};
+use crate::upstream::{self, ServerConn};
+use crate::worker::Worker;
+
+/// How many servers a request may try when connections fail before anything was sent.
+const MAX_ATTEMPTS: usize = 3;
+
+/// How many times a request that got nothing back on a reused connection is sent again.
+const MAX_RESENDS: usize = 2;
+
+/// Whether a request may be repeated without changing its effect (RFC 9110 §9.2.2).
+fn idempotent(m: Method) -> bool {
+    matches!(
+        m,
+        Method::Get | Method::Head | Method::Put | Method::Delete | Method::Options | Method::Trace
+    )
+}
+
+/// Forwards the request whose head (`hlen` bytes) is at the front of the session's buffer.
+pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) -> Next {
+    let w = Rc::clone(&s.w);
+    let b = s.backend;
+    let be = &w.shared.snapshot.config.backends[b];
+    let bc = &w.stats.backends[b];
+    bump(&bc.requests);
+    let head_only = s.head.method() == Method::Head;
+
+    // The body bytes that arrived with the head leave with it.
+    let mut reader = s.head.body_reader(&s.limits);
+    let first = match reader.advance(&s.buf.data()[hlen..]) {
+        Ok(p) => p,
+        Err(e) => {
+            debug!(error = %e, "invalid request body");
+            bump(&s.w.stats.frontends[s.frontend].bad_requests);
+            return s.answer(Page::BadRequest, false, head_only).await;
+        }
+    };
+    let sent = hlen + first.used;
+    let resendable = first.done && idempotent(s.head.method());
+    let attempts = be.servers.len().clamp(1, MAX_ATTEMPTS);
+    let (mut failures, mut resends) = (0, 0);
+    let mut resend_to: Option<usize> = None;
+    loop {
+        let fresh = resend_to.is_some();
+        let Some(server) = resend_to.take().or_else(|| w.pick(b)) else {
+            bump(&bc.no_server);
+            return unavailable(s, sent, first.done, head_only).await;
+        };
+        let sc = &w.stats.servers[b][server];
+        let (mut conn, reused) = match obtain(&w, b, server, fresh).await {
+            Ok(got) => got,
+            Err(e) => {
+                debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
+                bump(&bc.connect_errors);
+                bump(&sc.connect_errors);
+                failures += 1;
+                if failures >= attempts {
+                    bump(&bc.no_server);
+                    return unavailable(s, sent, first.done, head_only).await;
+                }
+                bump(&bc.redispatches);
+                continue;
+            }
+        };
+        let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
+        if let End::Failed {
+            fault: Fault::ServerClosed | Fault::ServerIo(_),
+            stage: Stage::Head,
+            received: false,
+        } = outcome.end
+        {
+            if reused && resendable && resends < MAX_RESENDS {
+                debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
+                resends += 1;
+                resend_to = Some(server);
+                continue;
+            }
+        }
+        bump(&sc.requests);
+        if reused {
+            bump(&sc.reused);
+        }
+        return judge(s, outcome, conn, server, head_only).await;
+    }
+}
+
+/// Answers 503; the connection stays open if the whole request (`sent` bytes) was received.
+async fn unavailable<S: ClientStream>(
+    s: &mut Session<S>,
+    sent: usize,
+    complete: bool,
+    head_only: bool,
+) -> Next {
+    if complete {
+        s.buf.consume(sent);
+    }
+    s.answer(Page::Unavailable, complete, head_only).await
+}
+
+/// An idle pooled connection to `server` (true: reused), or a new one.
+async fn obtain(
+    w: &Worker,
+    b: usize,
+    server: usize,
+    fresh: bool,
+) -> Result<(ServerConn, bool), upstream::ConnectError> {
+    if !fresh {
+        if let Some(conn) = w.pools.checkout(b, server) {
+            return Ok((conn, true));
+        }
+    }
+    let be = &w.shared.snapshot.config.backends[b];
+    let conn = upstream::connect(be.servers[server].address, be.timeouts.connect).await?;
+    bump(&w.stats.servers[b][server].connects);
+    Ok((conn, false))
+}
+
+/// Sends the request on `conn` and relays the exchange. `sent` bytes of the client buffer are
+/// the head (`hlen`) and the body bytes that go with it.
+async fn exchange<S: ClientStream>(
+    s: &mut Session<S>,
+    conn: &mut ServerConn,
+    sent: usize,
+    hlen: usize,
+    reader: tern_h1::BodyReader,
+    resendable: bool,
+) -> Outcome {
+    let fe = &s.w.shared.snapshot.config.frontends[s.frontend];
+    let be = &s.w.shared.snapshot.config.backends[s.backend];
+    let (client_timeout, server_timeout) = (fe.timeouts.client, be.timeouts.server);
+    let w = Rc::clone(&s.w);
+    let stopping = || w.is_stopping();
+    let info = s.head.info();
+    let expect = s.head.expect_continue() && !reader.is_done();
+    s.out.clear();
+    write_request(&s.head, s.buf.data(), &s.fwd, &mut s.out);
+    s.out.extend_from_slice(&s.buf.data()[hlen..sent]);
+    let up = Upload::new(s.out.len(), reader, expect);
+    // Kept in the buffer while the request may have to be sent again; otherwise dropped now,
+    // and the buffer serves the upload.
+    let request_bytes = if resendable { sent } else { 0 };
+    if !resendable {
+        s.buf.consume(sent);
+    }
+    let relay = Relay::new(
+        ClientSide {
+            io: &mut s.io,
+            buf: &mut s.buf,
+            out: &mut s.out,
+            timer: &mut s.client_timer,
+            timeout: client_timeout,
+        },
+        ServerSide {
+            conn,
+            timer: &mut s.server_timer,
+            timeout: server_timeout,
+        },
+        &stopping,
+        info,
+        up,
+        request_bytes,
+    );
+    relay.run().await
+}
+
+/// Counts the outcome, returns the server connection to the pool when it is clean, and
+/// answers or ends the client connection.
+async fn judge<S: ClientStream>(
+    s: &mut Session<S>,
+    outcome: Outcome,
+    conn: ServerConn,
+    server: usize,
+    head_only: bool,
+) -> Next {
+    let w = Rc::clone(&s.w);
+    let fc = &w.stats.frontends[s.frontend];
+    let bc = &w.stats.backends[s.backend];
+    if let Some(status) = outcome.status {
+        count_status(fc, status);
+    }
+    let (fault, stage) = match outcome.end {
+        End::Complete {
+            keep_client,
+            reuse_server,
+        } => {
+            if reuse_server {
+                w.pools.checkin(s.backend, server, conn);
+            }
+            return if keep_client {
+                Next::KeepAlive
+            } else {
+                Next::Close
+            };
+        }
+        End::Failed { fault, stage, .. } => (fault, stage),
+    };
+    drop(conn);
+    debug!(error = %fault, ?stage, "exchange failed");
+    let page = blame(fc, bc, &fault, stage);
+    match (stage, &fault) {
+        // A client that half-closed mid-body may still read the 400; one that reset cannot.
+        (Stage::Head, Fault::ClientIo(_)) => Next::Abort,
+        (Stage::Head, _) => s.answer(page, false, head_only).await,
+        _ => Next::Abort,
+    }
+}
+
+/// Counts a failed exchange against the side at fault, and picks the page that answers it
+/// (sent only when the response had not started).
+fn blame(fc: &FrontendCounters, bc: &BackendCounters, fault: &Fault, stage: Stage) -> Page {
+    match (fault, stage) {
+        (Fault::ClientTimeout, _) => {
+            bump(&fc.client_timeouts);
+            Page::RequestTimeout
+        }
+        (Fault::ClientClosed | Fault::ClientIo(_), _) => {
+            bump(&fc.client_aborts);
+            Page::BadRequest
+        }
+        (Fault::BadRequestBody(_), _) => {
+            bump(&fc.bad_requests);
+            Page::BadRequest
+        }
+        (Fault::ServerTimeout, Stage::Head | Stage::Done) => {
+            bump(&bc.server_timeouts);
+            Page::GatewayTimeout
+        }
+        (Fault::ServerClosed | Fault::ServerIo(_) | Fault::BadResponse(_), Stage::Head) => {
+            bump(&bc.upstream_errors);
+            Page::BadGateway
+        }
+        // The response was complete; only the rest of the upload failed.
+        (Fault::ServerClosed | Fault::ServerIo(_) | Fault::BadResponse(_), Stage::Done) => {
+            Page::BadGateway
+        }
+        (
+            Fault::ServerTimeout | Fault::ServerClosed | Fault::ServerIo(_) | Fault::BadResponse(_),
+            Stage::Body,
+        ) => {
+            bump(&bc.aborted_responses);
+            Page::BadGateway
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! One exchange in flight: the rest of the request body goes up while the response comes down.
+//!
+//! Once the request head has left for the server, a [`Relay`] drives four directions from the
+//! session task, in one `poll`:
+//! - **upload**: client → request body bytes → server, passed through unchanged (the
+//!   [`BodyReader`] only finds where the body ends); bytes after its end stay in the client
+//!   buffer as the next (pipelined) request;
+//! - **download**: the response head is read, rewritten into the output buffer and written with
+//!   the first body bytes in one write; the body follows, carried by the [`tern_h1::ResponsePlan`]
+//!   (passed through, de-chunked for an HTTP/1.0 client, or chunked when the server's body runs
+//!   until it closes). Each piece is written, then flushed, so a TLS client gets full records.
+//!
+//! Both run at once, so a server that answers before it has read the whole upload (an error, an
+//! echo) is relayed at once, and the upload goes on after its response. The relay ends when both
+//! messages are complete, or at the first fault.
+//!
+//! Timeouts are inactivity timeouts per side, armed only while that side is what the relay waits
+//! for: `client` while a read of the upload or a write of the response is pending; `server`
+//! while a write of the upload or a read of the response is pending, except while the upload
+//! waits for the client (the server is then not to blame). The wait for the response head
+//! therefore counts from the end of the upload, or from when the server stopped taking it.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tern_h1::local::CONTINUE;
+use tern_h1::{BodyReader, ClientBody, H1Error, RequestInfo};
+use tokio::io::AsyncWrite;
+
+use crate::buffer::Buffer;
+use crate::client::ClientStream;
+use crate::timer::{Idle, Timer};
+use crate::upstream::ServerConn;
+
+/// Why an exchange stopped before both messages were complete.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Fault {
+    #[error("client inactive beyond the client timeout")]
+    ClientTimeout,
+    #[error("client closed before the end of its request body")]
+    ClientClosed,
+    #[error("client connection: {0}")]
+    ClientIo(#[source] io::Error),
+    #[error("request body: {0}")]
+    BadRequestBody(#[source] H1Error),
+    #[error("server inactive beyond the server timeout")]
+    ServerTimeout,
+    #[error("server closed before the end of its response")]
+    ServerClosed,
+    #[error("server connection: {0}")]
+    ServerIo(#[source] io::Error),
+    /// Malformed, too large, an upgrade or a tunnel.
+    #[error("response refused: {0}")]
+    BadResponse(#[source] H1Error),
+}
+
+/// How far the response had got when a fault stopped the exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// No response head yet: nothing was sent to the client (but `100 Continue`).
+    Head,
+    /// The response head went (or was going) to the client: the response can only be cut.
+    Body,
+    /// The response is complete; the upload was not.
+    Done,
+}
+
+/// How an exchange ended.
+#[derive(Debug)]
+pub(crate) enum End {
+    /// Both messages are complete.
+    Complete {
+        /// The client connection may carry another request.
+        keep_client: bool,
+        /// The server connection may carry another request.
+        reuse_server: bool,
+    },
+    Failed {
+        fault: Fault,
+        stage: Stage,
+        /// Whether any byte came from the server.
+        received: bool,
+    },
+}
+
+/// What a relay reports.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// The status of the response handed to the client, if its head was.
+    pub status: Option<u16>,
+    pub end: End,
+}
+
+/// What one direction waits for after a poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Nothing,
+    Client,
+    Server,
+}
+
+/// The request on its way to the server.
+#[derive(Debug)]
+pub(crate) struct Upload {
+    /// The request head (with the body bytes that came with it) in the output buffer:
+    /// `out[head_pos..head_len]` is still to write.
+    head_pos: usize,
+    head_len: usize,
+    /// Send `100 Continue` to the client once the head is out.
+    expect: bool,
+    reader: BodyReader,
+    /// Bytes at the front of the client buffer that belong to the body and are not yet written.
+    pending: usize,
+    wait: Wait,
+}
+
+impl Upload {
+    /// The request whose head (and first body bytes) fill the first `head_len` bytes of the
+    /// output buffer; `reader` has seen those body bytes.
+    pub(crate) fn new(head_len: usize, reader: BodyReader, expect: bool) -> Self {
+        Self {
+            head_pos: 0,
+            head_len,
+            expect,
+            reader,
+            pending: 0,
+            wait: Wait::Nothing,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.head_len == 0 && self.pending == 0 && self.reader.is_done()
+    }
+}
+
+/// The response on its way to the client.
+#[derive(Debug)]
+struct Download {
+    stage: Stage,
+    plan: ClientBody,
+    reader: BodyReader,
+    body_done: bool,
+    received: bool,
+    status: Option<u16>,
+    keep_client: bool,
+    reuse_server: bool,
+    wait: Wait,
+    /// Output in flight: `out[out_pos..]`, then `data` bytes of the server buffer from
+    /// `data_off` (`data_pos` of them written), then `tail[tail_pos..]`; once written,
+    /// `consume` bytes of the server buffer are dropped.
+    out_pos: usize,
+    data_off: usize,
+    data: usize,
+    data_pos: usize,
+    tail: &'static [u8],
+    tail_pos: usize,
+    consume: usize,
+    unflushed: bool,
+}
+
+/// The client side of a relay: the session's connection, read buffer, output buffer and timer.
+pub(crate) struct ClientSide<'a, S> {
+    pub io: &'a mut S,
+    pub buf: &'a mut Buffer,
+    pub out: &'a mut Vec<u8>,
+    pub timer: &'a mut Timer,
+    pub timeout: Duration,
+}
+
+/// The server side of a relay.
+pub(crate) struct ServerSide<'a> {
+    pub conn: &'a mut ServerConn,
+    pub timer: &'a mut Timer,
+    pub timeout: Duration,
+}
+
+/// Whether the worker is stopping: a response head written from then on says
+/// `Connection: close`.
+pub(crate) type Stopping<'a> = &'a dyn Fn() -> bool;
+
+/// An exchange in flight (see the module docs).
+pub(crate) struct Relay<'a, S> {
+    c: ClientSide<'a, S>,
+    s: ServerSide<'a>,
+    stopping: Stopping<'a>,
+    req: RequestInfo,
+    up: Upload,
+    down: Download,
+    /// Bytes of the client buffer (the request as sent) to drop once the response head is in:
+    /// kept until then so that the request can be sent again.
+    request_bytes: usize,
+    client_idle: Idle,
+    server_idle: Idle,
+    client_progress: bool,
+    server_progress: bool,
+    last_sent: u64,
+}
+
+impl<S: ClientStream> Relay<'_, S> {
+    /// Drives the exchange to its end.
+    pub(crate) async fn run(mut self) -> Outcome {
+        std::future::poll_fn(|cx| self.poll(cx)).await
+    }
+}
+
+impl<'a, S: ClientStream> Relay<'a, S> {
+    /// A relay for the request `req`, described by `up`; `request_bytes` of the client buffer
+    /// are the request as sent (dropped once the response head is in).
+    pub(crate) fn new(
+        c: ClientSide<'a, S>,
+        s: ServerSide<'a>,
+        stopping: Stopping<'a>,
+        req: RequestInfo,
+        up: Upload,
+        request_bytes: usize,
+    ) -> Self {
+        let last_sent = c.io.bytes_sent();
+        Self {
+            c,
+            s,
+            stopping,
+            req,
+            up,
+            down: Download {
+                stage: Stage::Head,
+                plan: ClientBody::None,
+                reader: BodyReader::none(),
+                body_done: false,
+                received: false,
+                status: None,
+                keep_client: false,
+                reuse_server: false,
+                wait: Wait::Nothing,
+                out_pos: 0,
+                data_off: 0,
+                data: 0,
+                data_pos: 0,
+                tail: &[],
+                tail_pos: 0,
+                consume: 0,
+                unflushed: false,
+            },
+            request_bytes,
+            client_idle: Idle::default(),
+            server_idle: Idle::default(),
+            client_progress: false,
+            server_progress: false,
+            last_sent,
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
+        self.up.wait = Wait::Nothing;
+        self.down.wait = Wait::Nothing;
+        if let Err(fault) = self.pump_upload(cx) {
+            return Poll::Ready(self.failed(fault));
+        }
+        if let Err(fault) = self.pump_download(cx) {
+            return Poll::Ready(self.failed(fault));
+        }
+        if self.up.is_done() && self.down.stage == Stage::Done {
+            return Poll::Ready(Outcome {
+                status: self.down.status,
+                end: End::Complete {
+                    keep_client: self.down.keep_client,
+                    reuse_server: self.down.reuse_server,
+                },
+            });
+        }
+        match self.poll_timers(cx) {
+            Some(fault) => Poll::Ready(self.failed(fault)),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Arms (or polls) each side's inactivity timer while the relay waits for that side.
+    fn poll_timers(&mut self, cx: &mut Context<'_>) -> Option<Fault> {
+        if std::mem::take(&mut self.client_progress) {
+            self.client_idle.progress();
+        }
+        if std::mem::take(&mut self.server_progress) {
+            self.server_idle.progress();
+        }
+        let (up, down) = (self.up.wait, self.down.wait);
+        if up == Wait::Client || down == Wait::Client {
+            let deadline = self.client_idle.deadline(self.c.timeout);
+            if self.c.timer.poll_at(deadline, cx).is_ready() {
+                return Some(Fault::ClientTimeout);
+            }
+        } else {
+            self.client_idle.progress();
+        }
+        // While the upload waits for the client, the server waits too and is not to blame.
+        if up == Wait::Server || (down == Wait::Server && up != Wait::Client) {
+            let deadline = self.server_idle.deadline(self.s.timeout);
+            if self.s.timer.poll_at(deadline, cx).is_ready() {
+                return Some(Fault::ServerTimeout);
+            }
+        } else {
+            self.server_idle.progress();
+        }
+        None
+    }
+
+    fn failed(&mut self, fault: Fault) -> Outcome {
+        Outcome {
+            status: self.down.status,
+            end: End::Failed {
+                fault,
+                stage: self.down.stage,
+                received: self.down.received,
+            },
+        }
+    }
+
+    /// Writes the request head, then forwards body bytes until the body ends or an operation
+    /// is pending.
+    fn pump_upload(&mut self, cx: &mut Context<'_>) -> Result<(), Fault> {
+        if self.up.head_len > 0 && !self.send_head(cx)? {
+            return Ok(());
+        }
+        loop {
+            if self.up.pending > 0 {
+                let bytes = &self.c.buf.data()[..self.up.pending];
+                match Pin::new(&mut self.s.conn.tcp).poll_write(cx, bytes) {
+                    Poll::Ready(Ok(0)) => {
+                        return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into()))
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        self.c.buf.consume(n);
+                        self.up.pending -= n;
+                        self.server_progress = true;
+                    }
+                    Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
+                    Poll::Pending => {
+                        self.up.wait = Wait::Server;
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+            if self.up.reader.is_done() {
+                return Ok(());
+            }
+            // Everything received was forwarded and consumed, so the buffer is empty: read.
+            match self.c.buf.poll_read_from(self.c.io, cx) {
+                Poll::Ready(Ok(0)) => {
+                    self.up.reader.finish().map_err(|_| Fault::ClientClosed)?;
+                }
+                Poll::Ready(Ok(_)) => {
+                    self.client_progress = true;
+                    let p = self
+                        .up
+                        .reader
+                        .advance(self.c.buf.data())
+                        .map_err(Fault::BadRequestBody)?;
+                    self.up.pending = p.used;
+                }
+                Poll::Ready(Err(e)) => return Err(Fault::ClientIo(e)),
+                Poll::Pending => {
+                    self.up.wait = Wait::Client;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Writes the request head from the output buffer; true once it is out. The output buffer
+    /// is then free for the client's side.
+    fn send_head(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
+        let up = &mut self.up;
+        while up.head_pos < up.head_len {
+            let bytes = &self.c.out[up.head_pos..up.head_len];
+            match Pin::new(&mut self.s.conn.tcp).poll_write(cx, bytes) {
+                Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => {
+                    up.head_pos += n;
+                    self.server_progress = true;
+                }
+                Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
+                Poll::Pending => {
+                    up.wait = Wait::Server;
+                    return Ok(false);
+                }
+            }
+        }
+        (up.head_pos, up.head_len) = (0, 0);
+        self.c.out.clear();
+        if up.expect {
+            self.down.tail = CONTINUE;
+            self.down.tail_pos = 0;
+        }
+        Ok(true)
+    }
+}
+
+mod download;
