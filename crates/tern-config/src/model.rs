@@ -121,11 +121,47 @@ pub struct Backend {
     pub pool: PoolSettings,
 }
 
-/// Load-balancing algorithm of a backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Load-balancing algorithm of a backend (`balance`, with `hash_type`, `hash_balance_factor`
+/// and `ewma_decay`). The balancing core (tern-balance) implements each one.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Balance {
-    /// Smooth weighted round-robin.
+    /// Smooth weighted round-robin, weights changeable at runtime (`roundrobin`).
     RoundRobin,
+    /// Table-driven weighted round-robin (`static-rr`).
+    StaticRoundRobin,
+    /// Fewest requests in flight per unit of weight (`leastconn`).
+    LeastConn,
+    /// The first server in configuration order (`first`).
+    First,
+    /// A hash of a request key (`source`, `uri`, `hdr(NAME)`, `url_param(NAME)`).
+    Hash { key: HashKey, hash_type: HashType },
+    /// The least loaded of `draws` weighted random servers (`random`, `random(N)`).
+    Random { draws: u32 },
+    /// Peak-EWMA of response time × requests in flight, best of two (`ewma`).
+    Ewma { decay: Duration },
+}
+
+/// What a hashing `balance` hashes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HashKey {
+    /// The client's IP address (`source`).
+    Source,
+    /// The request path (`uri`), with the query string when `whole` (`uri whole`).
+    Uri { whole: bool },
+    /// The value of a query-string parameter (`url_param(NAME)`).
+    UrlParam(String),
+    /// The value of a request header (`hdr(NAME)`), name in lower case.
+    Header(String),
+}
+
+/// How a hash maps to a server (`hash_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashType {
+    /// Modulo a weighted table: exact shares, but any change moves most keys (`map-based`).
+    MapBased,
+    /// A hash ring: a change moves about 1/N of the keys (`consistent`). `balance_factor` is 0
+    /// (no bound) or a percentage above 100 (`hash_balance_factor`).
+    Consistent { balance_factor: u32 },
 }
 
 /// Server-side timeouts of a backend.
@@ -154,4 +190,6 @@ pub struct Server {
     pub address: SocketAddr,
     /// Relative share of requests; 0 means drained (receives no new requests).
     pub weight: u32,
+    /// Used only when no non-backup server of the backend is usable.
+    pub backup: bool,
 }

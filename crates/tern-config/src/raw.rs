@@ -124,6 +124,9 @@ pub(crate) struct RawCertPair {
 pub(crate) struct RawBackend {
     pub name: Option<String>,
     pub balance: Option<String>,
+    pub hash_type: Option<String>,
+    pub hash_balance_factor: Option<i64>,
+    pub ewma_decay: Option<RawDuration>,
     #[serde(default)]
     pub timeouts: RawBackendTimeouts,
     #[serde(default)]
@@ -154,6 +157,7 @@ pub(crate) struct RawServer {
     pub name: Option<String>,
     pub address: Option<String>,
     pub weight: Option<i64>,
+    pub backup: Option<bool>,
 }
 
 /// A TOML string or integer, kept as written for the validation stage to judge.

@@ -75,3 +75,18 @@ pub(crate) fn with_backend_lines(extra: &str) -> String {
 pub(crate) fn with_global(lines: &str) -> String {
     format!("{MINIMAL}\n[global]\n{lines}\n")
 }
+
+/// The first backend of `MINIMAL` with `lines` added to it.
+pub(crate) fn parse_backend(lines: &str) -> crate::Backend {
+    let mut config = parse_ok(&with_backend_lines(lines));
+    config.backends.remove(0)
+}
+
+/// All errors of `MINIMAL` with `lines` added to its backend, one per line of text.
+pub(crate) fn backend_error(lines: &str) -> String {
+    let errors: Vec<String> = parse_err(&with_backend_lines(lines))
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    errors.join("\n")
+}

@@ -73,7 +73,8 @@ fn minimal_config_gets_documented_defaults() {
         vec![Server {
             name: "s1".into(),
             address: "127.0.0.1:8080".parse().unwrap(),
-            weight: 1
+            weight: 1,
+            backup: false,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

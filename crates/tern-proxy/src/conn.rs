@@ -21,7 +21,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{ready, Context, Poll};
@@ -79,6 +79,8 @@ enum Wait {
 /// One client connection being served.
 pub(crate) struct Session<S> {
     pub w: Rc<Worker>,
+    /// The client's address (for `balance = "source"`).
+    pub peer: IpAddr,
     pub frontend: usize,
     pub backend: usize,
     pub io: S,
@@ -116,6 +118,7 @@ pub(crate) async fn serve<S: ClientStream>(
     };
     let mut s = Session {
         w: Rc::clone(&w),
+        peer: peer.ip(),
         frontend,
         backend: w.shared.frontend_backend[frontend],
         io,

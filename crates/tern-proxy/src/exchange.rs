@@ -25,6 +25,7 @@ use tern_h1::local::Page;
 use tern_h1::{write_request, Method};
 use tracing::debug;
 
+use crate::balance::InFlight;
 use crate::client::ClientStream;
 use crate::conn::{count_status, Next, Session};
 use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
@@ -70,11 +71,19 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
     let attempts = be.servers.len().clamp(1, MAX_ATTEMPTS);
     let (mut failures, mut resends) = (0, 0);
     let mut resend_to: Option<usize> = None;
+    // The request counts as in flight on its server until `forward` returns.
+    let mut inflight: Option<InFlight> = None;
     loop {
         let fresh = resend_to.is_some();
-        let Some(server) = resend_to.take().or_else(|| w.pick(b)) else {
-            bump(&bc.no_server);
-            return unavailable(s, sent, first.done, head_only).await;
+        let server = match resend_to.take() {
+            Some(server) => server,
+            None => match w.balancers.pick(b, &s.head, s.buf.data(), s.peer) {
+                Ok(picked) => inflight.insert(picked).server(),
+                Err(_) => {
+                    bump(&bc.no_server);
+                    return unavailable(s, sent, first.done, head_only).await;
+                }
+            },
         };
         let sc = &w.stats.servers[b][server];
         let (mut conn, reused) = match obtain(&w, b, server, fresh).await {
@@ -93,6 +102,9 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             }
         };
         let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
+        if let (Some(picked), Some(at)) = (&inflight, outcome.responded_at) {
+            picked.responded(at);
+        }
         if let End::Failed {
             fault: Fault::ServerClosed | Fault::ServerIo(_),
             stage: Stage::Head,

@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+mod balance;
 mod buffer;
 mod client;
 mod conn;

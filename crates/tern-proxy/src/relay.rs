@@ -90,6 +90,8 @@ pub(crate) enum End {
 pub(crate) struct Outcome {
     /// The status of the response handed to the client, if its head was.
     pub status: Option<u16>,
+    /// When the server's final response head was parsed (the balancer's response time).
+    pub responded_at: Option<tokio::time::Instant>,
     pub end: End,
 }
 
@@ -144,6 +146,7 @@ struct Download {
     body_done: bool,
     received: bool,
     status: Option<u16>,
+    responded_at: Option<tokio::time::Instant>,
     keep_client: bool,
     reuse_server: bool,
     wait: Wait,
@@ -230,6 +233,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 body_done: false,
                 received: false,
                 status: None,
+                responded_at: None,
                 keep_client: false,
                 reuse_server: false,
                 wait: Wait::Nothing,
@@ -263,6 +267,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
         if self.up.is_done() && self.down.stage == Stage::Done {
             return Poll::Ready(Outcome {
                 status: self.down.status,
+                responded_at: self.down.responded_at,
                 end: End::Complete {
                     keep_client: self.down.keep_client,
                     reuse_server: self.down.reuse_server,
@@ -307,6 +312,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
     fn failed(&mut self, fault: Fault) -> Outcome {
         Outcome {
             status: self.down.status,
+            responded_at: self.down.responded_at,
             end: End::Failed {
                 fault,
                 stage: self.down.stage,

@@ -7,17 +7,17 @@
 //! per connection, right after `accept`, so beyond the limit each listener holds one connection
 //! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use rustls::ServerConfig;
-use tern_balance::{Algorithm, PickContext, RoundRobin, ServerId};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
+use crate::balance::Balancers;
 use crate::pool::Pools;
 use crate::session;
 use crate::stats::{bump, WorkerStats};
@@ -58,7 +58,7 @@ pub(crate) struct Worker {
     pub shared: Arc<Shared>,
     pub stats: Arc<WorkerStats>,
     pub pools: Rc<Pools>,
-    balancers: RefCell<Vec<RoundRobin>>,
+    pub balancers: Rc<Balancers>,
     stopping: Cell<bool>,
     stop: Notify,
     sessions: Cell<usize>,
@@ -66,34 +66,21 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    fn new(spec: &WorkerSpec) -> Self {
+    fn new(spec: &WorkerSpec) -> Result<Self, String> {
         let backends = &spec.shared.snapshot.config.backends;
-        let balancers = backends
-            .iter()
-            .map(|b| {
-                let weights: Vec<u32> = b.servers.iter().map(|s| s.weight).collect();
-                RoundRobin::with_offset(&weights, spec.index)
-            })
-            .collect();
+        // The worker index seeds random draws and offsets round-robin cycles between workers.
+        let balancers = Balancers::new(backends, spec.index as u64).map_err(|e| e.to_string())?;
         let pool_shape: Vec<_> = backends.iter().map(|b| (b.servers.len(), b.pool)).collect();
-        Self {
+        Ok(Self {
             shared: Arc::clone(&spec.shared),
             stats: Arc::clone(&spec.stats),
             pools: Pools::new(&pool_shape),
-            balancers: RefCell::new(balancers),
+            balancers: Rc::new(balancers),
             stopping: Cell::new(false),
             stop: Notify::new(),
             sessions: Cell::new(0),
             drained: Notify::new(),
-        }
-    }
-
-    /// Picks the server for the next stream of `backend`.
-    pub(crate) fn pick(&self, backend: usize) -> Option<ServerId> {
-        self.balancers
-            .borrow_mut()
-            .get_mut(backend)?
-            .pick(&PickContext::default())
+        })
     }
 
     /// Whether the worker is stopping (connections finish their request, then close).
@@ -183,7 +170,13 @@ pub(crate) fn run(spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
 }
 
 async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
-    let worker = Rc::new(Worker::new(&spec));
+    let worker = match Worker::new(&spec) {
+        Ok(worker) => Rc::new(worker),
+        Err(e) => {
+            let _ = ready.send(Err(format!("worker {}: {e}", spec.index)));
+            return;
+        }
+    };
     for l in std::mem::take(&mut spec.listeners) {
         let listener = match TcpListener::from_std(l.socket) {
             Ok(listener) => listener,

@@ -9,17 +9,14 @@ use std::time::Duration;
 
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Backend, BackendTimeouts, Balance, PoolSettings, Server};
+use crate::model::{Backend, BackendTimeouts, PoolSettings, Server};
 use crate::raw::{RawBackend, RawServer};
-
-/// Values accepted by `balance`, for error messages.
-const BALANCE_NAMES: &str = "`roundrobin`";
 
 impl Checker<'_> {
     pub(super) fn backend(&mut self, raw: &RawBackend, path: &KeyPath) -> Backend {
         Backend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
-            balance: self.balance(raw.balance.as_deref(), &path.key("balance")),
+            balance: self.balance(raw, path),
             timeouts: BackendTimeouts {
                 connect: self.duration(
                     &path.key("timeouts").key("connect"),
@@ -46,19 +43,6 @@ impl Checker<'_> {
                     Duration::from_secs(30),
                 ),
             },
-        }
-    }
-
-    fn balance(&mut self, raw: Option<&str>, path: &KeyPath) -> Balance {
-        match raw {
-            None | Some("roundrobin") => Balance::RoundRobin,
-            Some(other) => {
-                self.issue(
-                    path,
-                    format!("unknown algorithm `{other}`; supported: {BALANCE_NAMES}"),
-                );
-                Balance::RoundRobin
-            }
         }
     }
 
@@ -99,6 +83,11 @@ impl Checker<'_> {
                 path,
                 "every server has weight 0; at least one must have a weight above 0",
             );
+        } else if servers.iter().all(|s| s.backup) {
+            self.issue(
+                path,
+                "every server is a backup; backups serve only when no other server is up",
+            );
         }
         servers
     }
@@ -121,6 +110,7 @@ impl Checker<'_> {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             address: address.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
             weight: self.int_in(&path.key("weight"), raw.weight, 0..=256, 1) as u32,
+            backup: raw.backup.unwrap_or(false),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! (servers, address resolution) in `backend`.
 
 mod backend;
+mod balance;
 mod frontend;
 
 #[cfg(test)]

@@ -116,10 +116,10 @@ fn backend_values_are_read() {
 #[test]
 fn unknown_balance_lists_supported_algorithms() {
     assert_error(
-        &with_backend_lines("balance = \"leastconn\""),
+        &with_backend_lines("balance = \"least_conn\""),
         8,
         "backend[0].balance",
-        "supported: `roundrobin`",
+        "supported: `roundrobin`, `static-rr`, `leastconn`",
     );
 }
 
@@ -300,7 +300,7 @@ timeouts = { client = 30, keep_alive = "10s" }
 
 [[backend]]
 name = "app"
-balance = "random"
+balance = "random(0)"
 servers = [
   { name = "s1", address = "127.0.0.1:8080", weight = 999 },
 ]

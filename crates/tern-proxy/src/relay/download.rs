@@ -124,6 +124,7 @@ impl<S: ClientStream> Relay<'_, S> {
         let d = &mut self.down;
         d.stage = Stage::Body;
         d.status = Some(conn.head.status());
+        d.responded_at = Some(tokio::time::Instant::now());
         d.plan = plan.body;
         d.keep_client = plan.keep_alive;
         d.reuse_server = conn.head.keep_alive();

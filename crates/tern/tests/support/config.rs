@@ -46,6 +46,12 @@ impl Config {
         self
     }
 
+    /// Adds a server as a raw TOML table, e.g. `{ name = "b", address = "...", backup = true }`.
+    pub fn raw_server(mut self, item: &str) -> Config {
+        self.servers.push(item.into());
+        self
+    }
+
     pub fn global(mut self, line: &str) -> Config {
         self.global.push(line.into());
         self
