@@ -14,7 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
-mod locate;
+pub mod locate;
 pub mod model;
 mod raw;
 mod summary;

@@ -16,37 +16,37 @@ use toml_edit::{Item, Table, TableLike, Value};
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Segment {
+pub enum Segment {
     Key(String),
     Index(usize),
 }
 
 /// A path from the document root to a key or array element.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct KeyPath(Vec<Segment>);
+pub struct KeyPath(Vec<Segment>);
 
 impl KeyPath {
     /// The document root (renders as an empty string).
-    pub(crate) fn root() -> Self {
+    pub fn root() -> Self {
         Self(Vec::new())
     }
 
     /// This path extended by a table key.
-    pub(crate) fn key(&self, key: &str) -> Self {
+    pub fn key(&self, key: &str) -> Self {
         let mut segments = self.0.clone();
         segments.push(Segment::Key(key.to_owned()));
         Self(segments)
     }
 
     /// This path extended by an array index.
-    pub(crate) fn index(&self, index: usize) -> Self {
+    pub fn index(&self, index: usize) -> Self {
         let mut segments = self.0.clone();
         segments.push(Segment::Index(index));
         Self(segments)
     }
 
     /// Converts the path serde_path_to_error tracked.
-    pub(crate) fn from_serde(path: &serde_path_to_error::Path) -> Self {
+    pub fn from_serde(path: &serde_path_to_error::Path) -> Self {
         use serde_path_to_error::Segment as S;
         let segments = path
             .iter()
@@ -59,7 +59,7 @@ impl KeyPath {
         Self(segments)
     }
 
-    pub(crate) fn segments(&self) -> &[Segment] {
+    pub fn segments(&self) -> &[Segment] {
         &self.0
     }
 }
@@ -79,13 +79,13 @@ impl fmt::Display for KeyPath {
 
 /// Finds source lines for key paths in one text.
 #[derive(Debug)]
-pub(crate) struct Locator<'t> {
+pub struct Locator<'t> {
     text: &'t str,
     doc: Option<toml_edit::Document<&'t str>>,
 }
 
 impl<'t> Locator<'t> {
-    pub(crate) fn new(text: &'t str) -> Self {
+    pub fn new(text: &'t str) -> Self {
         Self {
             text,
             doc: toml_edit::Document::parse(text).ok(),
@@ -93,7 +93,7 @@ impl<'t> Locator<'t> {
     }
 
     /// 1-based line of byte `offset` (clamped to the text).
-    pub(crate) fn line_of_offset(&self, offset: usize) -> usize {
+    pub fn line_of_offset(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
         let prefix = self.text.as_bytes().get(..end).unwrap_or_default();
         1 + prefix.iter().filter(|&&b| b == b'\n').count()
@@ -101,7 +101,7 @@ impl<'t> Locator<'t> {
 
     /// 1-based line of the deepest segment of `path` present in the document; line 1 when not
     /// even the first segment exists (or the text does not parse).
-    pub(crate) fn line(&self, path: &KeyPath) -> usize {
+    pub fn line(&self, path: &KeyPath) -> usize {
         let span = self
             .doc
             .as_ref()

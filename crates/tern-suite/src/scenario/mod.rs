@@ -5,7 +5,8 @@
 //! in the defaults (`[defaults]`, then built-in ones) and reports all problems at once, each as
 //! `FILE:LINE: KEY.PATH: MESSAGE`. A scenario that fails here starts nothing.
 
-mod locate;
+/// Key paths and their lines: the same locator as tern's configuration files.
+use tern_config::locate;
 mod raw;
 pub mod suites;
 mod validate;
