@@ -95,6 +95,11 @@ async fn plain_http_on_a_tls_port_gets_no_response() {
     // The close may be a reset (unread request bytes), so only the outcome is checked.
     let _ = bounded(tcp.read_to_end(&mut raw)).await;
     assert!(!support::contains(&raw, b"HTTP/1.1"));
+    // The failed handshake closes the socket before its worker counts it: poll the counter.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while term.stats().tls_failures == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     assert_eq!(term.stats().tls_failures, 1);
 }
 
