@@ -4,7 +4,11 @@
 //! A benchmark must pin the key exchange group and the cipher suite (rustls' default offers an
 //! ML-KEM hybrid share, which costs client CPU and changes what the server computes) and must
 //! control resumption: off by default (every handshake full, a resumed one aborts the run), or
-//! `--resume` for a chosen share of connections. Each client thread gets its own session store
+//! `--resume` for a chosen share of connections. A client that never resumes also asks for no
+//! session tickets (RFC 9149 `ticket_request` with a count of 0): a server that honours it
+//! (tern, rustls servers configured for it) then does the same handshake work as one with
+//! tickets turned off (HAProxy's `no-tls-tickets` in bench/), instead of issuing a ticket that is
+//! thrown away; servers that do not know the extension ignore it. Each client thread gets its own session store
 //! (no lock shared between threads); a thin wrapper around it counts the handshakes that found a
 //! stored session to offer, so the report can show attempts next to the resumptions rustls saw.
 //!
@@ -14,7 +18,6 @@
 //! with the leaf parsed once: the signature is the per-handshake cost), and a server that
 //! cannot sign fails.
 
-mod hkdf;
 mod verify;
 
 use std::cell::Cell;
@@ -22,7 +25,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rustls::client::{ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12Resumption};
+use rustls::client::{
+    ClientSessionMemoryCache, ClientSessionStore, Resumption, TicketRequest, Tls12Resumption,
+};
 use rustls::crypto::{aws_lc_rs, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -82,6 +87,8 @@ impl TlsSetup {
             };
             let mut config = (*self.full).clone();
             config.resumption = Resumption::store(store.clone()).tls12_resumption(tls12);
+            // Tickets wanted: as many as the server sends by default.
+            config.send_ticket_request = None;
             (Arc::new(config), store, share)
         });
         ThreadTls {
@@ -215,13 +222,18 @@ pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     config.alpn_protocols = args.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-    // No session cache, no tickets, no early data (rustls' default): every handshake is full.
+    // No session cache, no tickets, no early data (rustls' default): every handshake is full,
+    // and the server is told not to bother with tickets (see the module docs).
     config.resumption = Resumption::disabled();
+    config.send_ticket_request = Some(TicketRequest {
+        new_session_count: 0,
+        resumption_count: 0,
+    });
     Ok(config)
 }
 
 /// The aws-lc-rs provider restricted to `groups` (in order) and `ciphers` (all if empty), its
-/// TLS 1.3 suites with the HMAC-based HKDF (see `hkdf.rs`).
+/// TLS 1.3 suites with the HMAC-based HKDF of tern's server ([`tern_tls::with_hmac_hkdf`]).
 fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, BenchError> {
     let mut provider = aws_lc_rs::default_provider();
     provider.kx_groups = groups
@@ -250,7 +262,7 @@ fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, Be
     provider.cipher_suites = provider
         .cipher_suites
         .into_iter()
-        .map(hkdf::faster)
+        .map(tern_tls::with_hmac_hkdf)
         .collect();
     Ok(provider)
 }

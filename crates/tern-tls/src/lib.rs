@@ -3,7 +3,8 @@
 //! This crate is the only place that knows which TLS library and crypto backend tern uses, so
 //! another backend can be added later by changing it alone. It provides:
 //!
-//! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`;
+//! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`,
+//!   its TLS 1.3 key schedule on keyed HMAC states ([`with_hmac_hkdf`]);
 //! - [`load_certified_key`]: a certificate chain and key from PEM files, checked to match;
 //! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind,
 //!   with SNI certificate selection ([`SniResolver`]) and stateless resumption;
@@ -17,6 +18,7 @@
 
 mod client;
 mod error;
+mod hkdf;
 mod load;
 mod provider;
 mod resolver;
@@ -28,6 +30,7 @@ mod tests;
 
 pub use client::{client_config, client_config_with_provider, ClientOptions, Verify};
 pub use error::TlsError;
+pub use hkdf::with_hmac_hkdf;
 pub use load::load_certified_key;
 pub use provider::provider;
 pub use resolver::SniResolver;

@@ -18,11 +18,17 @@
 //!   rustls 0.23 *server* takes the first group in the *client's* list that it supports, so this
 //!   order only decides what tern's own clients (tests, `tern bench`) offer; a browser listing
 //!   X25519MLKEM768 first gets the hybrid group.
+//!
+//! The TLS 1.3 suites are the provider's, with one change: their key schedule runs HKDF on
+//! keyed HMAC states ([`crate::with_hmac_hkdf`], see `hkdf.rs`), which spares most of the
+//! hashing of every full handshake.
 
 use std::sync::{Arc, OnceLock};
 
 use rustls::crypto::aws_lc_rs::{cipher_suite as cs, default_provider, kx_group};
 use rustls::crypto::CryptoProvider;
+
+use crate::hkdf::with_hmac_hkdf;
 
 /// The cipher suites tern offers, most preferred first.
 static CIPHER_SUITES: [rustls::SupportedCipherSuite; 9] = [
@@ -39,7 +45,8 @@ static CIPHER_SUITES: [rustls::SupportedCipherSuite; 9] = [
     cs::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 ];
 
-/// tern's crypto provider: aws-lc-rs restricted to tern's default policy (see the module docs).
+/// tern's crypto provider: aws-lc-rs restricted to tern's default policy, its TLS 1.3 suites
+/// with the HMAC-based HKDF (see the module docs).
 ///
 /// Built once per process; each call is an `Arc` clone.
 pub fn provider() -> Arc<CryptoProvider> {
@@ -47,7 +54,7 @@ pub fn provider() -> Arc<CryptoProvider> {
     PROVIDER
         .get_or_init(|| {
             Arc::new(CryptoProvider {
-                cipher_suites: CIPHER_SUITES.to_vec(),
+                cipher_suites: CIPHER_SUITES.iter().copied().map(with_hmac_hkdf).collect(),
                 kx_groups: vec![
                     kx_group::X25519,
                     kx_group::X25519MLKEM768,

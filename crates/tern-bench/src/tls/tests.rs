@@ -85,3 +85,25 @@ fn resume_id_needs_tls12_and_names_are_checked() {
     let args = BenchArgs::from_args(["https://h/", "--cacert", "/nonexistent.pem"]).unwrap();
     assert!(TlsSetup::new(&args, "h", true).is_err());
 }
+
+/// Full handshakes ask the server for no tickets (RFC 9149); resuming connections leave the
+/// number to the server.
+#[test]
+fn only_resuming_clients_ask_for_tickets() {
+    let none = Some(TicketRequest {
+        new_session_count: 0,
+        resumption_count: 0,
+    });
+    let args = BenchArgs::from_args(["https://localhost/"]).unwrap();
+    let setup = TlsSetup::new(&args, "localhost", true).unwrap();
+    let (config, _) = setup.for_thread().next();
+    assert_eq!(config.send_ticket_request, none);
+
+    let args = BenchArgs::from_args(["https://localhost/", "--resume", "ticket"]).unwrap();
+    let setup = TlsSetup::new(&args, "localhost", true).unwrap();
+    let thread = setup.for_thread();
+    let (config, store) = thread.next();
+    assert_eq!(config.send_ticket_request, None);
+    assert!(store.is_some());
+    assert_eq!(setup.full.send_ticket_request, none);
+}

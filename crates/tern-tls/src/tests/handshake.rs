@@ -1,10 +1,16 @@
 //! In-memory handshakes: the negotiated policy, resumption, client verification, and refusal of
 //! clients below the policy.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use rustls::client::{
+    ClientSessionMemoryCache, ClientSessionStore, Resumption, TicketRequest,
+    Tls12ClientSessionValue, Tls13ClientSessionValue,
+};
 use rustls::crypto::aws_lc_rs::{cipher_suite as cs, kx_group};
 use rustls::crypto::CryptoProvider;
+use rustls::pki_types::ServerName;
 use rustls::{CipherSuite, HandshakeKind, NamedGroup, ProtocolVersion, ServerConnection};
 
 use super::{ecdsa, handshake, rsa};
@@ -136,6 +142,76 @@ fn tickets_resume_and_can_be_disabled() {
             let (conn, _) = handshake(without.clone(), server.clone(), "localhost").unwrap();
             assert_eq!(conn.handshake_kind(), Some(HandshakeKind::Full));
         }
+    }
+}
+
+/// RFC 9149: a client asking for no tickets gets none; one asking for several gets one, as
+/// does one that does not ask.
+#[test]
+fn ticket_requests_are_honoured_up_to_one() {
+    let server = server_for(ecdsa());
+    for (request, expected) in [(None, 1), (Some(0), 0), (Some(5), 1)] {
+        let store = Arc::new(CountingStore::default());
+        let mut config = (*client_config(&only(vec![&rustls::version::TLS13]))).clone();
+        config.resumption = Resumption::store(store.clone());
+        config.send_ticket_request = request.map(|count| TicketRequest {
+            new_session_count: count,
+            resumption_count: count,
+        });
+        let (conn, _) = handshake(Arc::new(config), server.clone(), "localhost").unwrap();
+        assert_eq!(conn.handshake_kind(), Some(HandshakeKind::Full));
+        assert_eq!(
+            store.tickets.load(Ordering::Relaxed),
+            expected,
+            "{request:?}"
+        );
+    }
+}
+
+/// A client session store that counts the TLS 1.3 tickets it receives.
+#[derive(Debug)]
+struct CountingStore {
+    inner: ClientSessionMemoryCache,
+    tickets: AtomicUsize,
+}
+
+impl Default for CountingStore {
+    fn default() -> Self {
+        Self {
+            inner: ClientSessionMemoryCache::new(8),
+            tickets: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl ClientSessionStore for CountingStore {
+    fn set_kx_hint(&self, name: ServerName<'static>, group: NamedGroup) {
+        self.inner.set_kx_hint(name, group);
+    }
+
+    fn kx_hint(&self, name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.inner.kx_hint(name)
+    }
+
+    fn set_tls12_session(&self, name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.inner.set_tls12_session(name, value);
+    }
+
+    fn tls12_session(&self, name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.inner.tls12_session(name)
+    }
+
+    fn remove_tls12_session(&self, name: &ServerName<'static>) {
+        self.inner.remove_tls12_session(name);
+    }
+
+    fn insert_tls13_ticket(&self, name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.tickets.fetch_add(1, Ordering::Relaxed);
+        self.inner.insert_tls13_ticket(name, value);
+    }
+
+    fn take_tls13_ticket(&self, name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        self.inner.take_tls13_ticket(name)
     }
 }
 
