@@ -34,6 +34,7 @@
 
 pub mod body;
 mod chunked;
+mod cookie;
 pub mod error;
 mod fields;
 pub mod limits;
@@ -45,10 +46,14 @@ mod span;
 mod target;
 
 pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
+pub use cookie::find_cookie;
 pub use error::H1Error;
 pub use fields::{Field, FieldKind};
 pub use limits::Limits;
 pub use request::{parse_request, Framing, RequestHead, RequestInfo, TargetForm};
 pub use response::{parse_response, ResponseBody, ResponseHead};
-pub use rewrite::{write_request, write_response, ClientBody, Forwarding, ResponsePlan};
+pub use rewrite::{
+    write_request, write_request_edited, write_response, write_response_edited, ClientBody, Edits,
+    Forwarding, ResponsePlan,
+};
 pub use span::{Method, Span, Status, Version};

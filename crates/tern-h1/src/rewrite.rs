@@ -22,6 +22,7 @@
 
 use std::net::IpAddr;
 
+use crate::cookie;
 use crate::fields::{Field, FieldKind};
 use crate::request::{Framing, RequestHead, RequestInfo, TargetForm};
 use crate::response::{ResponseBody, ResponseHead};
@@ -84,8 +85,30 @@ pub struct ResponsePlan {
     pub keep_alive: bool,
 }
 
+/// Changes to one message on top of the standard rewrite, for features that act per request
+/// (cookie persistence).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Edits<'a> {
+    /// Requests: remove the cookie of this name from every `Cookie` field.
+    pub strip_cookie: Option<&'a [u8]>,
+    /// Field lines (`name: value\r\n` each) appended to the head. Responses: only to a final
+    /// (non-1xx) head.
+    pub extra: &'a [u8],
+}
+
 /// Appends the head to send to the server for `head` (parsed from `buf`).
 pub fn write_request(head: &RequestHead, buf: &[u8], fwd: &Forwarding, out: &mut Vec<u8>) {
+    write_request_edited(head, buf, fwd, &Edits::default(), out);
+}
+
+/// [`write_request`] with per-request [`Edits`].
+pub fn write_request_edited(
+    head: &RequestHead,
+    buf: &[u8],
+    fwd: &Forwarding,
+    edits: &Edits<'_>,
+    out: &mut Vec<u8>,
+) {
     out.reserve(head.len() + 96);
     let authority = request_line(head, buf, out);
     if head.host().is_none() {
@@ -123,6 +146,10 @@ pub fn write_request(head: &RequestHead, buf: &[u8], fwd: &Forwarding, out: &mut
             },
             FieldKind::XForwardedProto if fwd.forwarded_proto.is_some() => {}
             _ if f.is_hop_by_hop() || is_request_only(f.kind) => {}
+            FieldKind::Other if edits.strip_cookie.is_some() && cookie::is_cookie(f, buf) => {
+                run.flush(out, buf);
+                cookie::write_without(out, buf, f, edits.strip_cookie.unwrap_or_default());
+            }
             _ => run.add(out, buf, *f),
         }
     }
@@ -130,6 +157,7 @@ pub fn write_request(head: &RequestHead, buf: &[u8], fwd: &Forwarding, out: &mut
     if !framing_done {
         request_framing(out, head.framing());
     }
+    out.extend_from_slice(edits.extra);
     if let (Some(client), false) = (&fwd.forwarded_for, xff_done) {
         line(out, b"x-forwarded-for", client);
     }
@@ -223,6 +251,17 @@ pub fn write_response(
     req: &RequestInfo,
     out: &mut Vec<u8>,
 ) -> ResponsePlan {
+    write_response_edited(head, buf, req, &Edits::default(), out)
+}
+
+/// [`write_response`] with per-response [`Edits`] (`strip_cookie` does not apply).
+pub fn write_response_edited(
+    head: &ResponseHead,
+    buf: &[u8],
+    req: &RequestInfo,
+    edits: &Edits<'_>,
+    out: &mut Vec<u8>,
+) -> ResponsePlan {
     let plan = plan(head, req);
     out.reserve(head.len() + 48);
     out.extend_from_slice(b"HTTP/1.1 ");
@@ -247,6 +286,9 @@ pub fn write_response(
     run.flush(out, buf);
     if !framing_done {
         response_framing(out, head, req, plan.body);
+    }
+    if !head.is_informational() {
+        out.extend_from_slice(edits.extra);
     }
     // A tunnel's end is the close of either side; `Connection: close` on it would only
     // confuse clients that read it as "do not use this connection".

@@ -302,3 +302,43 @@ fn numbers_are_written_in_decimal() {
         assert_eq!(out, n.to_string().as_bytes());
     }
 }
+
+#[test]
+fn edits_strip_one_cookie_and_append_fields() {
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=1; SRV=w1\r\nX-A: 1\r\n\r\n";
+    let mut head = RequestHead::new();
+    parse_request(raw.as_bytes(), &Limits::default(), &mut head).unwrap();
+    let mut out = Vec::new();
+    let edits = Edits {
+        strip_cookie: Some(b"SRV"),
+        extra: b"x-extra: yes\r\n",
+    };
+    write_request_edited(&head, raw.as_bytes(), &Forwarding::none(), &edits, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "GET / HTTP/1.1\r\nHost: a\r\ncookie: a=1\r\nX-A: 1\r\nx-extra: yes\r\n\r\n"
+    );
+}
+
+#[test]
+fn response_edits_go_on_final_heads_only() {
+    let edited = |raw: &str| {
+        let mut head = ResponseHead::new();
+        parse_response(raw.as_bytes(), &Limits::default(), &mut head, Method::Get).unwrap();
+        let mut out = Vec::new();
+        let edits = Edits {
+            strip_cookie: None,
+            extra: b"set-cookie: SRV=w1; path=/\r\n",
+        };
+        write_response_edited(&head, raw.as_bytes(), &GET11, &edits, &mut out);
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(
+        edited("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+        "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nset-cookie: SRV=w1; path=/\r\n\r\n"
+    );
+    assert_eq!(
+        edited("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"),
+        "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+    );
+}
