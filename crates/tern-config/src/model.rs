@@ -119,6 +119,174 @@ pub struct Backend {
     pub servers: Vec<Server>,
     /// Idle keep-alive connections kept per server per worker.
     pub pool: PoolSettings,
+    /// Requests waiting for a server slot when every usable server is at its `maxconn`.
+    pub queue: QueueSettings,
+    /// Connection attempts after the first one fails, before the client gets 503 (`retries`).
+    pub retries: u32,
+    /// Whether each retry goes to another server than the ones that failed (`redispatch`),
+    /// rather than to the same one. (A persistent request whose server is down always goes to
+    /// another server.)
+    pub redispatch: bool,
+    /// Cookie persistence (`cookie`); `None` when off.
+    pub cookie: Option<CookiePersistence>,
+    /// Source-address stickiness (`stick`); `None` when off.
+    pub stick: Option<StickTable>,
+    /// Passive health checks on live traffic (`observe`); `None` when off.
+    pub observe: Option<Observe>,
+    /// Time over which a server coming back up ramps from a small weight to its own
+    /// (`slowstart`); `None` when off.
+    pub slowstart: Option<Duration>,
+}
+
+/// The backend queue (`queue = { max, timeout }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSettings {
+    /// Most requests waiting at once; beyond it a request is answered 503 at once. `None`:
+    /// no limit other than `timeout`.
+    pub max: Option<usize>,
+    /// Longest wait in the queue before the answer is 503 (default: `timeouts.connect`).
+    pub timeout: Duration,
+}
+
+/// Insert-mode cookie persistence (`cookie = { name, ... }`), like HAProxy's
+/// `cookie NAME insert [indirect] [nocache] [postonly] [httponly] [secure] [domain D]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CookiePersistence {
+    /// Cookie name (an HTTP token).
+    pub name: String,
+    /// Strip the cookie from requests before they reach the server, and do not set it again on
+    /// a client that already holds a valid one (the server never sees it).
+    pub indirect: bool,
+    /// Add `Cache-Control: private` to responses that set the cookie, so that a shared cache
+    /// does not hand one client's cookie to another.
+    pub nocache: bool,
+    /// Set the cookie only on responses to POST requests.
+    pub postonly: bool,
+    /// `HttpOnly` attribute.
+    pub httponly: bool,
+    /// `Secure` attribute.
+    pub secure: bool,
+    /// `Domain` attribute.
+    pub domain: Option<String>,
+    /// `Max-Age` attribute; `None` makes a session cookie.
+    pub max_age: Option<Duration>,
+    /// Cookie value of each server, in server order: from the `values` map, else the server name.
+    pub values: Vec<String>,
+}
+
+/// Source-address stickiness (`stick = { on = "source", size, expire }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StickTable {
+    /// Most client addresses remembered; the least recently seen is forgotten first.
+    pub size: usize,
+    /// An entry not used for this long is forgotten.
+    pub expire: Duration,
+}
+
+/// Passive health checking (`observe = { on, error_limit, on_error }`), like HAProxy's
+/// `observe layer4|layer7`, `error-limit` and `on-error`. Needs active checks, which bring a
+/// server back up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observe {
+    /// What counts as an error.
+    pub on: ObserveOn,
+    /// Consecutive errors that trigger `on_error`.
+    pub error_limit: u32,
+    pub on_error: OnError,
+}
+
+/// What passive checks count as an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObserveOn {
+    /// Connection failures (connect refused or timed out, reset before a response) (`layer4`).
+    Layer4,
+    /// The same plus 5xx responses and invalid responses (`layer7`).
+    Layer7,
+}
+
+/// What reaching `error_limit` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Switch checks to the fast interval (`fastinter`).
+    FastInterval,
+    /// Count as one failed active check (`fail-check`).
+    FailCheck,
+    /// Leave the server one failed check away from down (`sudden-death`).
+    SuddenDeath,
+    /// Mark the server down at once (`mark-down`).
+    MarkDown,
+}
+
+/// An active health check of one server (`check = { ... }`, on the backend for every server,
+/// overridable per server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub kind: CheckKind,
+    /// Time between checks of a server in a stable state (`interval`).
+    pub interval: Duration,
+    /// Time between checks while a server is in transition, i.e. between its first failure
+    /// and `fall`, or its first success and `rise` (`fast_interval`, default `interval`).
+    pub fast_interval: Duration,
+    /// Time between checks of a server that is down (`down_interval`, default `interval`).
+    pub down_interval: Duration,
+    /// Time allowed for one check (connect, handshake and response) (`timeout`, default
+    /// `interval`, at most `interval`).
+    pub timeout: Duration,
+    /// Consecutive successes that bring a down server up.
+    pub rise: u32,
+    /// Consecutive failures that take an up server down.
+    pub fall: u32,
+    /// Where checks connect: the server's address with its port replaced by `port` when set,
+    /// or the `address` of the server's own `check` table.
+    pub address: SocketAddr,
+}
+
+/// What a check does once connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckKind {
+    /// A TCP connect is enough (`type = "tcp"`).
+    Tcp,
+    /// An HTTP request in plain text (`type = "http"`).
+    Http(HttpCheck),
+    /// A TLS handshake (`type = "tls"`), followed by an HTTP request with `type = "https"`. The
+    /// server's certificate is not verified: checks test liveness, not identity.
+    Tls {
+        /// Server name sent in the handshake; `None` sends none.
+        sni: Option<String>,
+        /// HTTP request sent over the TLS connection, if any.
+        http: Option<HttpCheck>,
+    },
+}
+
+/// The HTTP part of a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpCheck {
+    /// Request method (`method`, default `GET`).
+    pub method: String,
+    /// Request target (`path`, default `/`).
+    pub path: String,
+    /// `Host` header (`host`; default: the check address).
+    pub host: Option<String>,
+    /// Statuses that pass (`expect_status`: one code, a list, or a class like `"2xx"`; default
+    /// 2xx and 3xx).
+    pub expect_status: Vec<StatusRange>,
+    /// A substring the response body must contain (`expect_body`); only the first 16 KiB of
+    /// the body are searched.
+    pub expect_body: Option<String>,
+}
+
+/// An inclusive range of HTTP status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusRange {
+    pub low: u16,
+    pub high: u16,
+}
+
+impl StatusRange {
+    /// Whether `status` is in the range.
+    pub fn contains(self, status: u16) -> bool {
+        (self.low..=self.high).contains(&status)
+    }
 }
 
 /// Load-balancing algorithm of a backend (`balance`, with `hash_type`, `hash_balance_factor`
@@ -192,4 +360,9 @@ pub struct Server {
     pub weight: u32,
     /// Used only when no non-backup server of the backend is usable.
     pub backup: bool,
+    /// Most requests in flight on this server over all workers; `None` means no limit. Beyond
+    /// it requests wait in the backend queue.
+    pub maxconn: Option<u32>,
+    /// Active health check; `None` means the server is always considered up.
+    pub check: Option<Check>,
 }

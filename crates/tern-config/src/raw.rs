@@ -10,12 +10,18 @@
 //! or a `{ cert, key }` table; a bind's `tls` is `false` or a table) get small hand-written
 //! visitors rather than `#[serde(untagged)]`, whose "did not match any variant" errors say
 //! nothing useful and lose the key path.
+//!
+//! The `[[backend]]` tables live in `raw/backend.rs`.
 
 use std::fmt;
 
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+
+mod backend;
+
+pub(crate) use backend::*;
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -118,48 +124,6 @@ pub(crate) struct RawCertPair {
     pub key: String,
 }
 
-/// One `[[backend]]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawBackend {
-    pub name: Option<String>,
-    pub balance: Option<String>,
-    pub hash_type: Option<String>,
-    pub hash_balance_factor: Option<i64>,
-    pub ewma_decay: Option<RawDuration>,
-    #[serde(default)]
-    pub timeouts: RawBackendTimeouts,
-    #[serde(default)]
-    pub pool: RawPool,
-    pub servers: Option<Vec<RawServer>>,
-}
-
-/// `backend.timeouts`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawBackendTimeouts {
-    pub connect: Option<RawDuration>,
-    pub server: Option<RawDuration>,
-}
-
-/// `backend.pool`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPool {
-    pub max_idle_per_server: Option<i64>,
-    pub idle_timeout: Option<RawDuration>,
-}
-
-/// One item of `backend.servers`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawServer {
-    pub name: Option<String>,
-    pub address: Option<String>,
-    pub weight: Option<i64>,
-    pub backup: Option<bool>,
-}
-
 /// A TOML string or integer, kept as written for the validation stage to judge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TextOrInt {
@@ -175,7 +139,7 @@ pub(crate) struct RawDuration(pub TextOrInt);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RawSize(pub TextOrInt);
 
-struct TextOrIntVisitor(&'static str);
+pub(crate) struct TextOrIntVisitor(pub &'static str);
 
 impl Visitor<'_> for TextOrIntVisitor {
     type Value = TextOrInt;

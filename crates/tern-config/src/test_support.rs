@@ -18,6 +18,10 @@ name = "app"
 servers = [ { name = "s1", address = "127.0.0.1:8080" } ]
 "#;
 
+/// The servers line of `MINIMAL` (line 8).
+pub(crate) const SERVERS_LINE: &str =
+    "servers = [ { name = \"s1\", address = \"127.0.0.1:8080\" } ]";
+
 /// The file name tests pretend to have read.
 pub(crate) const FILE: &str = "/etc/tern/tern.toml";
 
@@ -89,4 +93,25 @@ pub(crate) fn backend_error(lines: &str) -> String {
         .map(ToString::to_string)
         .collect();
     errors.join("\n")
+}
+
+/// `MINIMAL` with `lines` added to its backend from line 8, then its servers replaced by
+/// `servers` (when not empty): `servers = [` on the line after `lines`, then one server a line.
+pub(crate) fn backend_with_servers(lines: &str, servers: &[&str]) -> String {
+    let mut backend = String::new();
+    for line in lines.lines() {
+        backend.push_str(line);
+        backend.push('\n');
+    }
+    if servers.is_empty() {
+        backend.push_str(SERVERS_LINE);
+        backend.push('\n');
+    } else {
+        backend.push_str("servers = [\n");
+        for server in servers {
+            backend.push_str(&format!("  {server},\n"));
+        }
+        backend.push_str("]\n");
+    }
+    MINIMAL.replacen(&format!("{SERVERS_LINE}\n"), &backend, 1)
 }

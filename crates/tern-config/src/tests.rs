@@ -75,6 +75,8 @@ fn minimal_config_gets_documented_defaults() {
             address: "127.0.0.1:8080".parse().unwrap(),
             weight: 1,
             backup: false,
+            maxconn: None,
+            check: None,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

@@ -1,4 +1,5 @@
-//! Backend checks: algorithm, timeouts, pool, servers and their addresses.
+//! Backend checks: timeouts, pool, servers and their addresses; the rest of a backend's keys
+//! are in the sibling modules (`balance`, `health`, `persistence`, `protection`).
 //!
 //! Server addresses are resolved here, once, so a typo in a host name fails `tern check` rather
 //! than the first request, and the data path never waits on DNS.
@@ -14,22 +15,24 @@ use crate::raw::{RawBackend, RawServer};
 
 impl Checker<'_> {
     pub(super) fn backend(&mut self, raw: &RawBackend, path: &KeyPath) -> Backend {
+        let timeouts = BackendTimeouts {
+            connect: self.duration(
+                &path.key("timeouts").key("connect"),
+                raw.timeouts.connect.as_ref(),
+                Duration::from_secs(5),
+            ),
+            server: self.duration(
+                &path.key("timeouts").key("server"),
+                raw.timeouts.server.as_ref(),
+                Duration::from_secs(30),
+            ),
+        };
+        let mut servers = self.servers(raw.servers.as_deref(), &path.key("servers"));
+        self.server_checks(raw, &mut servers, path);
         Backend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             balance: self.balance(raw, path),
-            timeouts: BackendTimeouts {
-                connect: self.duration(
-                    &path.key("timeouts").key("connect"),
-                    raw.timeouts.connect.as_ref(),
-                    Duration::from_secs(5),
-                ),
-                server: self.duration(
-                    &path.key("timeouts").key("server"),
-                    raw.timeouts.server.as_ref(),
-                    Duration::from_secs(30),
-                ),
-            },
-            servers: self.servers(raw.servers.as_deref(), &path.key("servers")),
+            timeouts,
             pool: PoolSettings {
                 max_idle_per_server: self.int_in(
                     &path.key("pool").key("max_idle_per_server"),
@@ -43,6 +46,14 @@ impl Checker<'_> {
                     Duration::from_secs(30),
                 ),
             },
+            queue: self.queue(raw, timeouts.connect, path),
+            retries: self.retries(raw.retries, path),
+            redispatch: raw.redispatch.unwrap_or(true),
+            cookie: self.cookie(raw.cookie.as_ref(), &servers, &path.key("cookie")),
+            stick: self.stick(raw.stick.as_ref(), &path.key("stick")),
+            observe: self.observe(raw.observe.as_ref(), &servers, &path.key("observe")),
+            slowstart: self.opt_duration(&path.key("slowstart"), raw.slowstart.as_ref()),
+            servers,
         }
     }
 
@@ -111,6 +122,9 @@ impl Checker<'_> {
             address: address.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
             weight: self.int_in(&path.key("weight"), raw.weight, 0..=256, 1) as u32,
             backup: raw.backup.unwrap_or(false),
+            maxconn: self.server_maxconn(raw.maxconn, &path.key("maxconn")),
+            // Set by `server_checks`, which needs the whole backend.
+            check: None,
         }
     }
 }

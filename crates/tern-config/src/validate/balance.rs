@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::Checker;
+use super::{is_token_byte, Checker};
 use crate::locate::KeyPath;
 use crate::model::{Balance, HashKey, HashType};
 use crate::raw::RawBackend;
@@ -203,11 +203,6 @@ fn param_name(arg: &str, text: &str) -> Result<String, String> {
         return Err(format!("`{text}`: `{name}` is not a valid parameter name"));
     }
     Ok(name.to_owned())
-}
-
-/// RFC 9110 §5.6.2 `tchar`.
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 #[cfg(test)]

@@ -6,11 +6,16 @@
 //! by the caller ([`crate::locate`]), which keeps this stage free of source positions.
 //!
 //! Checks are split by section: `global` here, frontends (binds, TLS) in `frontend`, backends
-//! (servers, address resolution) in `backend`.
+//! (servers, address resolution) in `backend`, with the backend's algorithm in `balance`, its
+//! active and passive health checks in `health`, cookie and source persistence in
+//! `persistence`, and the queue in `protection`.
 
 mod backend;
 mod balance;
 mod frontend;
+mod health;
+mod persistence;
+mod protection;
 
 #[cfg(test)]
 mod tests;
@@ -153,18 +158,26 @@ impl<'b> Checker<'b> {
         range: RangeInclusive<i64>,
         default: i64,
     ) -> i64 {
-        match value {
-            None => default,
-            Some(v) if range.contains(&v) => v,
-            Some(v) => {
-                let (lo, hi) = (range.start(), range.end());
-                self.issue(
-                    path,
-                    format!("{v} is out of range: must be between {lo} and {hi}"),
-                );
-                default
-            }
+        self.opt_int_in(path, value, range).unwrap_or(default)
+    }
+
+    /// An optional integer in `range`: `None` when absent (or out of range, after an issue).
+    fn opt_int_in(
+        &mut self,
+        path: &KeyPath,
+        value: Option<i64>,
+        range: RangeInclusive<i64>,
+    ) -> Option<i64> {
+        let v = value?;
+        if range.contains(&v) {
+            return Some(v);
         }
+        let (lo, hi) = (range.start(), range.end());
+        self.issue(
+            path,
+            format!("{v} is out of range: must be between {lo} and {hi}"),
+        );
+        None
     }
 
     /// A duration, or `default` when absent (or invalid, after an issue).
@@ -174,15 +187,16 @@ impl<'b> Checker<'b> {
         value: Option<&RawDuration>,
         default: Duration,
     ) -> Duration {
-        let parsed = match value.map(|d| &d.0) {
-            None => return default,
-            Some(TextOrInt::Int(v)) => Err(units::duration_needs_unit(*v)),
-            Some(TextOrInt::Text(text)) => units::parse_duration(text),
+        self.opt_duration(path, value).unwrap_or(default)
+    }
+
+    /// An optional duration: `None` when absent (or invalid, after an issue).
+    fn opt_duration(&mut self, path: &KeyPath, value: Option<&RawDuration>) -> Option<Duration> {
+        let parsed = match &value?.0 {
+            TextOrInt::Int(v) => Err(units::duration_needs_unit(*v)),
+            TextOrInt::Text(text) => units::parse_duration(text),
         };
-        parsed.unwrap_or_else(|message| {
-            self.issue(path, message);
-            default
-        })
+        parsed.map_err(|message| self.issue(path, message)).ok()
     }
 
     /// A size in bytes within `range`, or `default` when absent (or invalid, after an issue).
@@ -261,4 +275,9 @@ impl<'b> Checker<'b> {
 
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
+/// RFC 9110 §5.6.2 `tchar`: header names, methods and cookie names are tokens.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

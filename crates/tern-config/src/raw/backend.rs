@@ -1,0 +1,223 @@
+//! The raw `[[backend]]` tables: servers, health checks, persistence and protection.
+//!
+//! Same rules as the rest of the raw stage: `deny_unknown_fields` everywhere, loose value types,
+//! nearly every key optional so the validation stage can report all problems with their paths.
+//! Two keys take several shapes and get hand-written visitors: a server's `check` (`true`,
+//! `false` or a table of overrides) and a check's `expect_status` (a code, a class or a list).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use super::{RawDuration, TextOrInt, TextOrIntVisitor};
+
+/// One `[[backend]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBackend {
+    pub name: Option<String>,
+    pub balance: Option<String>,
+    pub hash_type: Option<String>,
+    pub hash_balance_factor: Option<i64>,
+    pub ewma_decay: Option<RawDuration>,
+    #[serde(default)]
+    pub timeouts: RawBackendTimeouts,
+    #[serde(default)]
+    pub pool: RawPool,
+    pub retries: Option<i64>,
+    pub redispatch: Option<bool>,
+    pub slowstart: Option<RawDuration>,
+    pub queue: Option<RawQueue>,
+    pub cookie: Option<RawCookie>,
+    pub stick: Option<RawStick>,
+    pub observe: Option<RawObserve>,
+    pub check: Option<RawCheck>,
+    pub servers: Option<Vec<RawServer>>,
+}
+
+/// `backend.timeouts`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBackendTimeouts {
+    pub connect: Option<RawDuration>,
+    pub server: Option<RawDuration>,
+}
+
+/// `backend.pool`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPool {
+    pub max_idle_per_server: Option<i64>,
+    pub idle_timeout: Option<RawDuration>,
+}
+
+/// `backend.queue`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQueue {
+    pub max: Option<i64>,
+    pub timeout: Option<RawDuration>,
+}
+
+/// `backend.cookie`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCookie {
+    pub name: Option<String>,
+    pub indirect: Option<bool>,
+    pub nocache: Option<bool>,
+    pub postonly: Option<bool>,
+    pub httponly: Option<bool>,
+    pub secure: Option<bool>,
+    pub domain: Option<String>,
+    pub max_age: Option<RawDuration>,
+    /// Server name → cookie value.
+    pub values: Option<BTreeMap<String, String>>,
+}
+
+/// `backend.stick`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStick {
+    pub on: Option<String>,
+    pub size: Option<i64>,
+    pub expire: Option<RawDuration>,
+}
+
+/// `backend.observe`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawObserve {
+    pub on: Option<String>,
+    pub error_limit: Option<i64>,
+    pub on_error: Option<String>,
+}
+
+/// A `check` table, on a backend (for every server) or on one server (overrides).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCheck {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub interval: Option<RawDuration>,
+    pub fast_interval: Option<RawDuration>,
+    pub down_interval: Option<RawDuration>,
+    pub timeout: Option<RawDuration>,
+    pub rise: Option<i64>,
+    pub fall: Option<i64>,
+    pub port: Option<i64>,
+    pub address: Option<String>,
+    pub sni: Option<String>,
+    pub method: Option<String>,
+    pub path: Option<String>,
+    pub host: Option<String>,
+    pub expect_status: Option<RawStatuses>,
+    pub expect_body: Option<String>,
+}
+
+/// One item of `backend.servers`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub name: Option<String>,
+    pub address: Option<String>,
+    pub weight: Option<i64>,
+    pub backup: Option<bool>,
+    pub maxconn: Option<i64>,
+    pub check: Option<RawServerCheck>,
+}
+
+/// A server's `check`: `true`/`false`, or a table overriding the backend's check.
+#[derive(Debug)]
+pub(crate) enum RawServerCheck {
+    Enabled(bool),
+    Table(Box<RawCheck>),
+}
+
+/// `expect_status` as written: one item, or a list of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RawStatuses {
+    One(TextOrInt),
+    List(Vec<TextOrInt>),
+}
+
+struct ServerCheckVisitor;
+
+impl<'de> Visitor<'de> for ServerCheckVisitor {
+    type Value = RawServerCheck;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("`true`, `false` or a table of check settings { port = 9000, ... }")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(RawServerCheck::Enabled(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        RawCheck::deserialize(MapAccessDeserializer::new(map))
+            .map(|table| RawServerCheck::Table(Box::new(table)))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawServerCheck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ServerCheckVisitor)
+    }
+}
+
+const STATUS_EXPECTING: &str = "a status code (200), a class (\"2xx\") or a list of them";
+
+/// One element of an `expect_status` list.
+struct RawStatus(TextOrInt);
+
+impl<'de> Deserialize<'de> for RawStatus {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextOrIntVisitor(STATUS_EXPECTING))
+            .map(RawStatus)
+    }
+}
+
+struct StatusesVisitor;
+
+impl<'de> Visitor<'de> for StatusesVisitor {
+    type Value = RawStatuses;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(STATUS_EXPECTING)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        TextOrIntVisitor(STATUS_EXPECTING)
+            .visit_str(v)
+            .map(RawStatuses::One)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(RawStatuses::One(TextOrInt::Int(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        TextOrIntVisitor(STATUS_EXPECTING)
+            .visit_u64(v)
+            .map(RawStatuses::One)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        // Bounded by the input: the deserializer yields each written element once.
+        while let Some(RawStatus(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(RawStatuses::List(items))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawStatuses {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StatusesVisitor)
+    }
+}
