@@ -18,6 +18,7 @@ mod buffer;
 mod client;
 mod conn;
 mod exchange;
+mod health;
 mod listener;
 mod pool;
 mod relay;
