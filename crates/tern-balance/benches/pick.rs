@@ -1,6 +1,9 @@
 //! One pick per algorithm, over 10, 100 and 1,000 servers.
 //!
-//! `pick/*` measures [`Balancer::select`] alone. `cycle/*` measures what a request costs the
+//! `pick/*` measures [`Balancer::select`] alone; `select_with/*` measures
+//! [`Balancer::select_with`] at 100 servers, with a `take` that accepts every server (`take-all`:
+//! the price of the hook itself) and with one that refuses the first server offered
+//! (`refuse-first`: a pick, an exclusion, a second pick and the restore). `cycle/*` measures what a request costs the
 //! core under a steady load: select, count the stream in, and count out the oldest of 2n held
 //! streams (plus a response-time sample for `ewma`), so the trees and heaps the load-aware
 //! algorithms keep are updated on every iteration. Hashing algorithms get a different key each
@@ -119,6 +122,31 @@ fn pick(c: &mut Criterion<ThreadCpu>) {
     group.finish();
 }
 
+fn pick_with(c: &mut Criterion<ThreadCpu>) {
+    let keys = Keys::new();
+    let mut group = c.benchmark_group("select_with");
+    for (name, method) in methods() {
+        let mut b = balancer(&method, 100);
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new(name, "take-all"), |bench| {
+            bench.iter(|| {
+                i = i.wrapping_add(1);
+                black_box(b.select_with(black_box(&keys.ctx(i)), |_| true))
+            })
+        });
+        group.bench_function(BenchmarkId::new(name, "refuse-first"), |bench| {
+            bench.iter(|| {
+                i = i.wrapping_add(1);
+                let mut first = true;
+                black_box(b.select_with(black_box(&keys.ctx(i)), |_| {
+                    !std::mem::replace(&mut first, false)
+                }))
+            })
+        });
+    }
+    group.finish();
+}
+
 fn cycle(c: &mut Criterion<ThreadCpu>) {
     let keys = Keys::new();
     let mut group = c.benchmark_group("cycle");
@@ -233,6 +261,6 @@ fn config() -> Criterion<ThreadCpu> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = pick, cycle
+    targets = pick, pick_with, cycle
 }
 criterion_main!(benches);

@@ -402,5 +402,6 @@ impl Algorithm for Balancer {
     }
 }
 
+mod select_with;
 #[cfg(test)]
 mod tests;

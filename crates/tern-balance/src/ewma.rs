@@ -20,6 +20,7 @@
 use std::time::Duration;
 
 use crate::context::Nanos;
+use crate::exclude::{Exclude, Excluded};
 use crate::fenwick::Fenwick;
 use crate::rng::Rng;
 use crate::slots::Slots;
@@ -49,6 +50,7 @@ pub struct Ewma {
     rng: Rng,
     estimates: Vec<Estimate>,
     decay_nanos: f64,
+    excluded: Excluded,
 }
 
 impl Ewma {
@@ -65,6 +67,7 @@ impl Ewma {
             rng: Rng::new(seed),
             estimates: vec![initial; weights.len()],
             decay_nanos: (decay.as_nanos() as f64).max(1.0),
+            excluded: Excluded::default(),
         }
     }
 
@@ -103,6 +106,23 @@ impl Ewma {
 
     fn refresh(&mut self, server: ServerId) {
         self.tree.set(server, self.slots.effective(server));
+    }
+}
+
+impl Exclude for Ewma {
+    fn exclude(&mut self, server: ServerId) {
+        self.tree.set(server, 0);
+        self.excluded.insert(server);
+    }
+
+    fn restore(&mut self) {
+        let Self {
+            excluded,
+            tree,
+            slots,
+            ..
+        } = self;
+        excluded.clear_each(|s| tree.set(s, slots.effective(s)));
     }
 }
 

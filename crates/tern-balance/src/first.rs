@@ -12,6 +12,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::exclude::Exclude;
 use crate::slots::Slots;
 use crate::{Algorithm, PickContext, ServerId};
 
@@ -23,6 +24,7 @@ pub struct First {
     maxconn: Vec<u32>,
     /// Eligible servers below their limit.
     open: BTreeSet<u32>,
+    excluded: Vec<ServerId>,
 }
 
 impl First {
@@ -35,6 +37,7 @@ impl First {
                 .map(|i| maxconn.get(i).copied().unwrap_or(0))
                 .collect(),
             open: BTreeSet::new(),
+            excluded: Vec::new(),
         };
         for i in 0..weights.len() {
             first.update(i);
@@ -61,6 +64,21 @@ impl First {
             self.open.insert(index);
         } else {
             self.open.remove(&index);
+        }
+    }
+}
+
+impl Exclude for First {
+    fn exclude(&mut self, server: ServerId) {
+        if let Ok(index) = u32::try_from(server) {
+            self.open.remove(&index);
+            self.excluded.push(server);
+        }
+    }
+
+    fn restore(&mut self) {
+        while let Some(server) = self.excluded.pop() {
+            self.update(server);
         }
     }
 }

@@ -26,6 +26,7 @@
 pub mod ring;
 
 use crate::context::KeySource;
+use crate::exclude::{Exclude, Excluded};
 use crate::keyhash::{hash_addr, hash_bytes, hash_path, url_param};
 use crate::roundrobin::RoundRobin;
 use crate::slots::{Change, Slots};
@@ -84,6 +85,12 @@ pub struct Hash {
     /// Streams in flight on eligible servers (the bounded-load total).
     total_load: u64,
     fallback: RoundRobin,
+    /// Eligible servers.
+    live: usize,
+    /// Servers excluded from the hashed picks.
+    excluded: Excluded,
+    /// Whether the last pick had no key and went to the fallback.
+    fell_back: bool,
 }
 
 impl Hash {
@@ -107,6 +114,9 @@ impl Hash {
             table,
             total_load: 0,
             fallback: RoundRobin::new(weights),
+            live: 0,
+            excluded: Excluded::default(),
+            fell_back: false,
         };
         hash.rebuild();
         hash
@@ -137,7 +147,31 @@ impl Hash {
         }
     }
 
+    /// The hashed pick when servers are excluded: the next table entry, or the next point on
+    /// the ring, of a server not excluded.
+    fn pick_excluding(&self, hash: u64) -> Option<ServerId> {
+        if self.excluded.len() >= self.live {
+            return None;
+        }
+        match &self.table {
+            Table::Map(table) => {
+                let len = table.len();
+                let start = ((u128::from(hash) * len as u128) >> 64) as usize;
+                (0..len)
+                    .filter_map(|k| table.get((start + k) % len))
+                    .map(|&s| s as ServerId)
+                    .find(|&s| !self.excluded.contains(s))
+            }
+            Table::Ring(ring) => {
+                ring.lookup_excluding(hash, &self.slots, self.total_load, &self.excluded)
+            }
+        }
+    }
+
     fn rebuild(&mut self) {
+        self.live = (0..self.slots.len())
+            .filter(|&i| self.slots.eligible(i))
+            .count();
         self.total_load = (0..self.slots.len())
             .filter(|&i| self.slots.eligible(i))
             .map(|i| u64::from(self.slots.inflight(i)))
@@ -157,11 +191,31 @@ impl Hash {
     }
 }
 
+impl Exclude for Hash {
+    fn exclude(&mut self, server: ServerId) {
+        if self.fell_back {
+            self.fallback.exclude(server);
+        } else {
+            self.excluded.insert(server);
+        }
+    }
+
+    fn restore(&mut self) {
+        self.fallback.restore();
+        self.excluded.clear_each(|_| {});
+    }
+}
+
 impl Algorithm for Hash {
     fn pick(&mut self, ctx: &PickContext<'_>) -> Option<ServerId> {
         let Some(hash) = self.key_hash(ctx) else {
+            self.fell_back = true;
             return self.fallback.pick(ctx);
         };
+        self.fell_back = false;
+        if !self.excluded.is_empty() {
+            return self.pick_excluding(hash);
+        }
         match &self.table {
             Table::Map(table) => {
                 let index = (u128::from(hash) * table.len() as u128) >> 64;

@@ -31,6 +31,15 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         self.items.first().map(|&(k, s)| (k, s as usize))
     }
 
+    /// The key of `server`, if it is in the heap.
+    pub(crate) fn key(&self, server: usize) -> Option<K> {
+        let &at = self.pos.get(server)?;
+        if at == ABSENT {
+            return None;
+        }
+        self.items.get(at as usize).map(|&(k, _)| k)
+    }
+
     /// Number of servers in the heap.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

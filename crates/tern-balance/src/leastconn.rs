@@ -17,6 +17,7 @@
 
 use std::cmp::Ordering;
 
+use crate::exclude::Exclude;
 use crate::heap::IndexedHeap;
 use crate::slots::{cmp_ratio, Slots};
 use crate::{Algorithm, PickContext, ServerId};
@@ -53,6 +54,8 @@ pub struct LeastConn {
     slots: Slots,
     order: IndexedHeap<Key>,
     next_sequence: u64,
+    /// Excluded servers and their keys.
+    excluded: Vec<(ServerId, Key)>,
 }
 
 impl LeastConn {
@@ -62,6 +65,7 @@ impl LeastConn {
             slots: Slots::new(weights),
             order: IndexedHeap::new(weights.len()),
             next_sequence: 0,
+            excluded: Vec::new(),
         };
         for i in 0..weights.len() {
             lc.reposition(i);
@@ -89,6 +93,25 @@ impl LeastConn {
         };
         self.next_sequence += 1;
         self.order.set(server, key);
+    }
+}
+
+impl Exclude for LeastConn {
+    fn exclude(&mut self, server: ServerId) {
+        if let Some(key) = self.order.key(server) {
+            self.order.remove(server);
+            self.excluded.push((server, key));
+        }
+    }
+
+    /// Same keys, same sequence numbers: the order is exactly as before.
+    fn restore(&mut self) {
+        let Self {
+            order, excluded, ..
+        } = self;
+        for (server, key) in excluded.drain(..) {
+            order.set(server, key);
+        }
     }
 }
 

@@ -25,23 +25,50 @@
 //! usable. Every algorithm treats weight 0 as drained and never picks an unusable (down) server.
 //! In-flight streams are reported with [`Algorithm::on_start`] and [`Algorithm::on_finish`];
 //! picking itself never allocates.
+//!
+//! Around the algorithms sit the state machines of a backend, which the data path drives with
+//! real I/O and real time and `tests/simulation.rs` drives with a virtual clock:
+//!
+//! | module | what it decides | cost per call |
+//! |---|---|---|
+//! | [`health`] | a server's UP/DOWN state from active checks and passive errors (HAProxy's `rise`/`fall` counter), and when its next check is due | O(1) |
+//! | [`slowstart`] | the weight of a server ramping back in after it came UP | O(1) |
+//! | [`queue`] | requests waiting for a free slot: first come first served, waiters pinned to one server served only by it, deadlines | O(1) amortised; expiry O(log n) |
+//! | [`stick`] | which server a key went to, forgotten after `expire`, least recently used evicted at `size` | O(1) amortised |
+//!
+//! How they fit: a check result goes to [`Health::on_check`]; a [`Transition`] becomes
+//! [`Algorithm::set_usable`]; a server that came UP gets [`slow_start_weight`] through
+//! [`Algorithm::set_weight`] every [`slow_start_step`] until its window has passed. A request
+//! first looks up its key in a [`StickTable`], else asks [`Balancer::select_with`], whose `take`
+//! callback reserves a slot under the server's global `maxconn` (counted over every worker) or
+//! refuses the server (full, or the one a retry must avoid). A refused server is left out of that
+//! one pick only, through each algorithm's cheap exclusion, which leaves health, weights and the
+//! algorithm's position as they were (module `exclude`); when every server refuses, the answer is
+//! [`NoServer::Full`] and the request waits in the [`Queue`] until a finishing request hands its
+//! slot on with [`Queue::take_for`], its deadline passes, or the backend goes down and the queue
+//! is drained.
 
 #![forbid(unsafe_code)]
 
 pub mod balancer;
 pub mod context;
 pub mod ewma;
+mod exclude;
 mod fenwick;
 pub mod first;
 pub mod hash;
+pub mod health;
 mod heap;
 mod keyhash;
 pub mod leastconn;
+pub mod queue;
 pub mod random;
 mod rng;
 pub mod roundrobin;
 mod slots;
+pub mod slowstart;
 pub mod static_rr;
+pub mod stick;
 
 use std::time::Duration;
 
@@ -50,10 +77,14 @@ pub use context::{KeySource, Nanos, PickContext};
 pub use ewma::Ewma;
 pub use first::First;
 pub use hash::{Hash, HashKey, HashType};
+pub use health::{spread, Cause, Health, HealthSettings, InitState, OnError, Transition};
 pub use leastconn::LeastConn;
+pub use queue::{Queue, Ticket};
 pub use random::Random;
 pub use roundrobin::RoundRobin;
+pub use slowstart::{slow_start_step, slow_start_weight};
 pub use static_rr::StaticRoundRobin;
+pub use stick::StickTable;
 
 /// Index of a server within its backend (or within its tier, for a bare algorithm), as listed
 /// in the configuration.

@@ -8,6 +8,7 @@
 //! SplitMix64 generator, so a run replays from its seed. A drained or down server has an empty
 //! interval in the tree and is never drawn.
 
+use crate::exclude::{Exclude, Excluded};
 use crate::fenwick::Fenwick;
 use crate::rng::Rng;
 use crate::slots::{cmp_ratio, Slots};
@@ -23,6 +24,7 @@ pub struct Random {
     tree: Fenwick,
     rng: Rng,
     draws: u32,
+    excluded: Excluded,
 }
 
 impl Random {
@@ -33,6 +35,7 @@ impl Random {
             tree: Fenwick::new(weights.iter().copied()),
             rng: Rng::new(seed),
             draws: draws.max(1),
+            excluded: Excluded::default(),
         }
     }
 
@@ -49,6 +52,23 @@ impl Random {
 
     fn refresh(&mut self, server: ServerId) {
         self.tree.set(server, self.slots.effective(server));
+    }
+}
+
+impl Exclude for Random {
+    fn exclude(&mut self, server: ServerId) {
+        self.tree.set(server, 0);
+        self.excluded.insert(server);
+    }
+
+    fn restore(&mut self) {
+        let Self {
+            excluded,
+            tree,
+            slots,
+            ..
+        } = self;
+        excluded.clear_each(|s| tree.set(s, slots.effective(s)));
     }
 }
 

@@ -20,6 +20,7 @@
 
 use std::cmp::Ordering;
 
+use crate::exclude::Exclude;
 use crate::heap::IndexedHeap;
 use crate::slots::{Change, Slots};
 use crate::{Algorithm, PickContext, ServerId};
@@ -57,6 +58,8 @@ pub struct RoundRobin {
     heap: IndexedHeap<Deadline>,
     /// The virtual time of the last pick (time 0 before the first).
     now: Deadline,
+    /// Excluded servers and their deadlines before the refused pick.
+    excluded: Vec<(ServerId, Deadline)>,
 }
 
 impl RoundRobin {
@@ -66,6 +69,7 @@ impl RoundRobin {
             slots: Slots::new(weights),
             heap: IndexedHeap::new(weights.len()),
             now: Deadline { num: 0, weight: 1 },
+            excluded: Vec::new(),
         };
         for i in 0..weights.len() {
             rr.join(i);
@@ -106,6 +110,28 @@ impl RoundRobin {
     fn apply(&mut self, server: ServerId, change: Option<Change>) {
         if change.is_some_and(Change::changed) {
             self.join(server);
+        }
+    }
+}
+
+impl Exclude for RoundRobin {
+    /// The refused pick moved the server one step on; it goes back to the deadline it had, so
+    /// it keeps its turn for the next pick, and the others keep theirs.
+    fn exclude(&mut self, server: ServerId) {
+        if let Some(next) = self.heap.key(server) {
+            self.heap.remove(server);
+            let before = Deadline {
+                num: next.num.saturating_sub(2),
+                weight: next.weight,
+            };
+            self.excluded.push((server, before));
+        }
+    }
+
+    fn restore(&mut self) {
+        let Self { heap, excluded, .. } = self;
+        for (server, deadline) in excluded.drain(..) {
+            heap.set(server, deadline);
         }
     }
 }

@@ -9,6 +9,7 @@
 //! must still drain, so changes are applied, just not cheaply). With weights at most 256, the
 //! table holds at most 256 entries per server.
 
+use crate::exclude::{Exclude, Excluded};
 use crate::roundrobin::RoundRobin;
 use crate::slots::{Change, Slots};
 use crate::{Algorithm, PickContext, ServerId};
@@ -19,6 +20,9 @@ pub struct StaticRoundRobin {
     slots: Slots,
     table: Vec<u32>,
     position: usize,
+    /// Servers in the table.
+    live: usize,
+    excluded: Excluded,
 }
 
 impl StaticRoundRobin {
@@ -28,6 +32,8 @@ impl StaticRoundRobin {
             slots: Slots::new(weights),
             table: Vec::new(),
             position: offset,
+            live: 0,
+            excluded: Excluded::default(),
         };
         rr.rebuild();
         rr
@@ -35,6 +41,7 @@ impl StaticRoundRobin {
 
     fn rebuild(&mut self) {
         self.table = smooth_table(&self.slots.effective_weights().collect::<Vec<_>>());
+        self.live = self.slots.effective_weights().filter(|&w| w > 0).count();
         self.position = match self.table.len() {
             0 => 0,
             n => self.position % n,
@@ -68,8 +75,38 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
     a
 }
 
+impl StaticRoundRobin {
+    /// The next table entry of a server not excluded; the entries skipped are used up.
+    fn pick_excluding(&mut self) -> Option<ServerId> {
+        if self.excluded.len() >= self.live {
+            return None;
+        }
+        for _ in 0..self.table.len() {
+            let server = *self.table.get(self.position)? as ServerId;
+            self.position = (self.position + 1) % self.table.len();
+            if !self.excluded.contains(server) {
+                return Some(server);
+            }
+        }
+        None
+    }
+}
+
+impl Exclude for StaticRoundRobin {
+    fn exclude(&mut self, server: ServerId) {
+        self.excluded.insert(server);
+    }
+
+    fn restore(&mut self) {
+        self.excluded.clear_each(|_| {});
+    }
+}
+
 impl Algorithm for StaticRoundRobin {
     fn pick(&mut self, _ctx: &PickContext<'_>) -> Option<ServerId> {
+        if !self.excluded.is_empty() {
+            return self.pick_excluding();
+        }
         let server = *self.table.get(self.position)?;
         self.position += 1;
         if self.position == self.table.len() {

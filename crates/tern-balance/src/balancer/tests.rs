@@ -4,7 +4,7 @@ use super::*;
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr};
 
-fn all_methods() -> Vec<Method> {
+pub(super) fn all_methods() -> Vec<Method> {
     let hash = |key: HashKey, hash_type| Method::Hash { key, hash_type };
     vec![
         Method::RoundRobin,
@@ -30,7 +30,7 @@ fn all_methods() -> Vec<Method> {
 }
 
 /// A context with every key filled, varying with `i`.
-fn ctx_for(i: u32, query: &[u8]) -> PickContext<'_> {
+pub(super) fn ctx_for(i: u32, query: &[u8]) -> PickContext<'_> {
     PickContext::new()
         .with_client(IpAddr::V4(Ipv4Addr::from(i)))
         .with_path(b"/p")

@@ -21,6 +21,7 @@
 //! server always has room and the walk ends; it is O(points) in the worst case, but in practice
 //! only a few hot servers are skipped.
 
+use crate::exclude::Excluded;
 use crate::rng::mix64;
 use crate::slots::Slots;
 use crate::ServerId;
@@ -150,6 +151,35 @@ impl Ring {
             .map(|k| self.points[(start + k) % len].server as ServerId)
             .find(|&s| has_room(slots, s, total_load, self.total_weight, self.factor))
             .or(Some(owner))
+    }
+}
+
+impl Ring {
+    /// [`Ring::lookup`] skipping the excluded servers: the first point from the key's of a
+    /// server not excluded (and, with bounded load, below its bound if any is).
+    pub(crate) fn lookup_excluding(
+        &self,
+        hash: u64,
+        slots: &Slots,
+        total_load: u64,
+        excluded: &Excluded,
+    ) -> Option<ServerId> {
+        let len = self.points.len();
+        let start = self.first_at_or_after((hash >> 32) as u32);
+        let mut first_allowed = None;
+        for k in 0..len {
+            let server = self.points[(start + k) % len].server as ServerId;
+            if excluded.contains(server) {
+                continue;
+            }
+            if self.factor == 0
+                || has_room(slots, server, total_load, self.total_weight, self.factor)
+            {
+                return Some(server);
+            }
+            first_allowed.get_or_insert(server);
+        }
+        first_allowed
     }
 }
 
