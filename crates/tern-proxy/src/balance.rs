@@ -9,9 +9,11 @@
 //! The request data a hashing algorithm needs (client address, path, query, one header) is read
 //! from the parsed head only when the backend's algorithm asks for it ([`KeySource`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::net::IpAddr;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 use tern_balance::{
     Algorithm, Balancer, HashKey, HashType, KeySource, Method, NoServer, PickContext, ServerId,
@@ -20,6 +22,8 @@ use tern_balance::{
 use tern_config::{self as config, Backend};
 use tern_h1::RequestHead;
 use tokio::time::Instant;
+
+use crate::servers::{self, BackendState};
 
 /// Why a balancer could not be built from a validated configuration (a bug if it happens:
 /// validation checks the same limits).
@@ -40,6 +44,10 @@ pub(crate) struct Balancers {
     clocks: Vec<bool>,
     /// The zero of the nanosecond clock `ewma` reads.
     epoch: Instant,
+    /// Health, weights, slots and queues shared with the other workers.
+    states: Arc<Vec<BackendState>>,
+    /// The generation of each backend's shared state this worker's balancer reflects.
+    seen: Vec<Cell<u64>>,
 }
 
 /// An owned copy of a [`KeySource`], so a pick does not hold the balancer borrowed while the
@@ -54,9 +62,33 @@ enum Need {
     Header(Box<[u8]>),
 }
 
+/// How a request may be placed, beyond what the algorithm decides.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Placement<'a> {
+    /// The server persistence (cookie, stickiness) names; used if it is up.
+    pub persist: Option<ServerId>,
+    /// Servers not to use (they failed this request).
+    pub avoid: &'a [ServerId],
+}
+
+/// Why a request got no server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error("no server is usable")]
+    Down,
+    #[error("every usable server is full and the queue is full")]
+    QueueFull,
+    #[error("no server slot freed up within the queue timeout")]
+    QueueTimeout,
+}
+
 impl Balancers {
     /// Builds one balancer per backend, seeded with `seed` (the worker index).
-    pub(crate) fn new(backends: &[Backend], seed: u64) -> Result<Self, BalanceError> {
+    pub(crate) fn new(
+        backends: &[Backend],
+        states: Arc<Vec<BackendState>>,
+        seed: u64,
+    ) -> Result<Self, BalanceError> {
         let mut list = Vec::with_capacity(backends.len());
         let mut needs = Vec::with_capacity(backends.len());
         let mut clocks = Vec::with_capacity(backends.len());
@@ -73,54 +105,146 @@ impl Balancers {
             clocks.push(balancer.needs_clock());
             list.push(balancer);
         }
+        let seen = (0..backends.len()).map(|_| Cell::new(0)).collect();
         Ok(Self {
             list: RefCell::new(list),
             needs,
             clocks,
             epoch: Instant::now(),
+            states,
+            seen,
         })
     }
 
-    /// Picks a server of `backend` for a request and counts it in flight until the guard drops.
-    /// `head` and `buf` are the parsed request (for hashing algorithms), `client` its peer.
+    /// The shared state of `backend`.
+    pub(crate) fn state(&self, backend: usize) -> Option<&BackendState> {
+        self.states.get(backend)
+    }
+
+    /// Brings the worker's balancer of `backend` up to date with the shared health and weights.
+    fn sync(&self, backend: usize) {
+        let (Some(state), Some(seen)) = (self.states.get(backend), self.seen.get(backend)) else {
+            return;
+        };
+        let generation = state.generation();
+        if seen.get() == generation {
+            return;
+        }
+        seen.set(generation);
+        if let Some(balancer) = self.list.borrow_mut().get_mut(backend) {
+            for (id, s) in state.servers.iter().enumerate() {
+                balancer.set_usable(id, s.is_up());
+                balancer.set_weight(id, s.weight());
+            }
+        }
+    }
+
+    /// Picks a server of `backend` for a request, taking a slot under its `maxconn`, and
+    /// counts it in flight until the guard drops. `head` and `buf` are the parsed request (for
+    /// hashing algorithms), `client` its peer. Does not wait: `Err(NoServer::Full)` means the
+    /// request may queue ([`Balancers::wait`]).
     pub(crate) fn pick(
         self: &Rc<Self>,
         backend: usize,
         head: &RequestHead,
         buf: &[u8],
         client: IpAddr,
+        place: Placement<'_>,
     ) -> Result<InFlight, NoServer> {
+        self.sync(backend);
+        let state = self.states.get(backend).ok_or(NoServer::Down)?;
+        if let Some(p) = place.persist.filter(|p| !place.avoid.contains(p)) {
+            match state.server(p) {
+                Some(s) if s.is_up() => {
+                    return if s.try_take() {
+                        Ok(self.start(backend, p, true))
+                    } else {
+                        Err(NoServer::Full)
+                    };
+                }
+                _ => {}
+            }
+        }
         let need = self.needs.get(backend).ok_or(NoServer::Down)?;
         let ctx = need.context(head, buf, client, self.now());
-        let mut list = self.list.borrow_mut();
-        let balancer = list.get_mut(backend).ok_or(NoServer::Down)?;
-        let server = balancer.select(&ctx)?;
-        balancer.on_start(server);
-        Ok(InFlight {
+        let server = {
+            let mut list = self.list.borrow_mut();
+            let balancer = list.get_mut(backend).ok_or(NoServer::Down)?;
+            balancer.select_with(&ctx, |s| {
+                !place.avoid.contains(&s) && state.server(s).is_some_and(|s| s.try_take())
+            })?
+        };
+        Ok(self.start(backend, server, false))
+    }
+
+    /// Waits in the backend's queue for a slot: of the persistent server `want`, or of any.
+    pub(crate) async fn wait(
+        self: &Rc<Self>,
+        backend: usize,
+        want: Option<ServerId>,
+        timeout: Duration,
+    ) -> Result<InFlight, Refusal> {
+        let state = self.states.get(backend).ok_or(Refusal::Down)?;
+        let deadline = servers::now().saturating_add(nanos(timeout));
+        let (ticket, mut grant) = state
+            .enqueue(want, deadline)
+            .map_err(|()| Refusal::QueueFull)?;
+        let granted = match tokio::time::timeout(timeout, &mut grant).await {
+            Ok(Ok(g)) => g,
+            Ok(Err(_)) => None,
+            Err(_) if state.withdraw(ticket) => return Err(Refusal::QueueTimeout),
+            // Granted just as the wait ended: the grant is in the channel.
+            Err(_) => grant.try_recv().ok().flatten(),
+        };
+        match granted {
+            Some(server) => {
+                self.sync(backend);
+                Ok(self.start(backend, server, want == Some(server)))
+            }
+            None => Err(Refusal::Down),
+        }
+    }
+
+    /// Counts a request in flight on `server`, whose slot it holds.
+    fn start(self: &Rc<Self>, backend: usize, server: ServerId, persisted: bool) -> InFlight {
+        if let Some(balancer) = self.list.borrow_mut().get_mut(backend) {
+            balancer.on_start(server);
+        }
+        InFlight {
             balancers: Rc::clone(self),
             backend,
             server,
+            persisted,
             started: Instant::now(),
-        })
+        }
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        nanos(self.epoch.elapsed())
     }
 
     fn finish(&self, backend: usize, server: ServerId) {
         if let Some(balancer) = self.list.borrow_mut().get_mut(backend) {
             balancer.on_finish(server);
         }
+        if let Some(state) = self.states.get(backend) {
+            state.release(server);
+        }
     }
 }
 
-/// A request in flight on a server, as the balancer sees it. Dropping it ends the request.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A request in flight on a server, as the balancer sees it: it holds the server's slot.
+/// Dropping it ends the request and gives the slot back (to a queued request first).
 #[derive(Debug)]
 pub(crate) struct InFlight {
     balancers: Rc<Balancers>,
     backend: usize,
     server: ServerId,
+    persisted: bool,
     started: Instant,
 }
 
@@ -128,6 +252,11 @@ impl InFlight {
     /// The server picked.
     pub(crate) fn server(&self) -> ServerId {
         self.server
+    }
+
+    /// Whether persistence (cookie, stickiness) chose the server rather than the algorithm.
+    pub(crate) fn persisted(&self) -> bool {
+        self.persisted
     }
 
     /// The server's response head arrived at `at`: feeds its response time to the algorithm
@@ -250,7 +379,9 @@ fn method(balance: &config::Balance) -> Method {
 /// A server as the balancing core sees it; its ring position follows its name, so editing the
 /// server list moves only the edited servers' keys on a consistent-hash ring.
 fn server_spec(server: &config::Server) -> ServerSpec {
-    let spec = ServerSpec::new(server.weight).ring_id(name_hash(&server.name));
+    let spec = ServerSpec::new(server.weight)
+        .ring_id(name_hash(&server.name))
+        .maxconn(server.maxconn.unwrap_or(0));
     if server.backup {
         spec.backup()
     } else {

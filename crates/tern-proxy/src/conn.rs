@@ -87,6 +87,8 @@ pub(crate) struct Session<S> {
     pub buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
     pub out: Vec<u8>,
+    /// Field lines tern adds to the current response (a persistence cookie).
+    pub extra: Vec<u8>,
     pub head: RequestHead,
     pub fwd: Forwarding,
     pub limits: Limits,
@@ -124,6 +126,7 @@ pub(crate) async fn serve<S: ClientStream>(
         io,
         buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
         out: Vec::new(),
+        extra: Vec::new(),
         head: RequestHead::new(),
         fwd,
         limits,

@@ -1,10 +1,16 @@
 //! Forwarding one request: choose a server, get a connection, send the head, relay, and judge
 //! the outcome.
 //!
-//! - **Server and connection.** The worker's balancer picks a server; an idle pooled connection
-//!   to it is taken ([`crate::pool`]) or a new one opened under the `connect` timeout. A failed
-//!   connect tries the next server, at most [`MAX_ATTEMPTS`] in all (nothing was sent, so this
-//!   is safe for every method); when none can be reached the answer is 503.
+//! - **Server and connection.** Persistence ([`crate::persist`]) names a server, or the
+//!   worker's balancer picks one, taking a slot under its `maxconn`; when every usable server is
+//!   full the request waits in the backend queue (503 when the queue is full or `queue.timeout`
+//!   passes). An idle pooled connection to the server is taken ([`crate::pool`]) or a new one
+//!   opened under the `connect` timeout. A failed connect is retried up to `retries` times
+//!   (nothing was sent, so this is safe for every method): on another server when `redispatch`
+//!   is on (the failed ones are avoided), else on the same one; then the answer is 503.
+//! - **Passive checks.** With `observe`, each exchange tells the server's shared state whether
+//!   it failed (connection errors; at layer 7 also invalid responses and 5xx), and the health
+//!   checker acts when `error_limit` consecutive errors are reached.
 //! - **Sending.** The rewritten head and the body bytes that came with it leave in one write.
 //!   `Expect: 100-continue` is answered with `100 Continue` once the head is out (the header
 //!   itself is not forwarded), then [`Relay`] carries the rest.
@@ -21,20 +27,21 @@
 
 use std::rc::Rc;
 
+use tern_balance::NoServer;
+use tern_config::{Backend, ObserveOn};
 use tern_h1::local::Page;
-use tern_h1::{write_request, Method};
+use tern_h1::{write_request_edited, Edits, Method};
 use tracing::debug;
 
-use crate::balance::InFlight;
+use crate::balance::{InFlight, Placement, Refusal};
 use crate::client::ClientStream;
 use crate::conn::{count_status, Next, Session};
+use crate::persist;
 use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
+use crate::servers::BackendState;
 use crate::stats::{bump, BackendCounters, FrontendCounters};
 use crate::upstream::{self, ServerConn};
 use crate::worker::Worker;
-
-/// How many servers a request may try when connections fail before anything was sent.
-const MAX_ATTEMPTS: usize = 3;
 
 /// How many times a request that got nothing back on a reused connection is sent again.
 const MAX_RESENDS: usize = 2;
@@ -68,39 +75,57 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
     };
     let sent = hlen + first.used;
     let resendable = first.done && idempotent(s.head.method());
-    let attempts = be.servers.len().clamp(1, MAX_ATTEMPTS);
-    let (mut failures, mut resends) = (0, 0);
-    let mut resend_to: Option<usize> = None;
-    // The request counts as in flight on its server until `forward` returns.
+    let Some(state) = w.balancers.state(b) else {
+        return unavailable(s, sent, first.done, head_only).await;
+    };
+    let persisted = persist::lookup(be, state, &s.head, s.buf.data(), s.peer);
+    let mut retries_left = be.retries;
+    let mut resends = 0;
+    let mut fresh = false;
+    // Servers this request failed to connect to, avoided when it is redispatched.
+    let mut failed: Vec<usize> = Vec::new();
+    // The request holds a slot on its server, and counts as in flight, until `forward` returns
+    // or it leaves the server.
     let mut inflight: Option<InFlight> = None;
     loop {
-        let fresh = resend_to.is_some();
-        let server = match resend_to.take() {
-            Some(server) => server,
-            None => match w.balancers.pick(b, &s.head, s.buf.data(), s.peer) {
+        let server = match &inflight {
+            Some(picked) => picked.server(),
+            None => match place(s, persisted.server, &failed).await {
                 Ok(picked) => inflight.insert(picked).server(),
-                Err(_) => {
+                Err(refusal) => {
+                    debug!(backend = %be.name, %refusal, "no server");
                     bump(&bc.no_server);
                     return unavailable(s, sent, first.done, head_only).await;
                 }
             },
         };
         let sc = &w.stats.servers[b][server];
-        let (mut conn, reused) = match obtain(&w, b, server, fresh).await {
+        let (mut conn, reused) = match obtain(&w, b, server, std::mem::take(&mut fresh)).await {
             Ok(got) => got,
             Err(e) => {
                 debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
                 bump(&bc.connect_errors);
                 bump(&sc.connect_errors);
-                failures += 1;
-                if failures >= attempts {
+                observe(be, state, server, Seen::ConnectionError);
+                if retries_left == 0 {
                     bump(&bc.no_server);
                     return unavailable(s, sent, first.done, head_only).await;
                 }
-                bump(&bc.redispatches);
+                retries_left -= 1;
+                bump(&bc.retries);
+                if be.redispatch {
+                    // Nothing was sent: any method may go to another server.
+                    failed.push(server);
+                    inflight = None;
+                    bump(&bc.redispatches);
+                }
                 continue;
             }
         };
+        if !reused && !persisted_to(&inflight) {
+            persist::remember(state, s.peer, server);
+        }
+        persist::response_fields(be, server, &persisted, s.head.method(), &mut s.extra);
         let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
         if let (Some(picked), Some(at)) = (&inflight, outcome.responded_at) {
             picked.responded(at);
@@ -114,15 +139,117 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             if reused && resendable && resends < MAX_RESENDS {
                 debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
                 resends += 1;
-                resend_to = Some(server);
+                fresh = true;
                 continue;
             }
         }
+        observe(be, state, server, seen(&outcome));
         bump(&sc.requests);
         if reused {
             bump(&sc.reused);
         }
         return judge(s, outcome, conn, server, head_only).await;
+    }
+}
+
+/// Whether persistence chose the server of this request.
+fn persisted_to(inflight: &Option<InFlight>) -> bool {
+    inflight.as_ref().is_some_and(InFlight::persisted)
+}
+
+/// A server for the request: the persistent one if it is up, else the algorithm's choice,
+/// avoiding `failed`; when every usable server is full, a slot from the queue.
+async fn place<S: ClientStream>(
+    s: &Session<S>,
+    persist: Option<usize>,
+    failed: &[usize],
+) -> Result<InFlight, Refusal> {
+    let w = &s.w;
+    let b = s.backend;
+    let placement = Placement {
+        persist,
+        avoid: failed,
+    };
+    let mut picked = w
+        .balancers
+        .pick(b, &s.head, s.buf.data(), s.peer, placement);
+    if matches!(picked, Err(NoServer::Full)) && !failed.is_empty() {
+        // Every usable server already failed this request: try them again rather than give up
+        // (a single-server backend retries its server, as with `redispatch = false`).
+        let again = Placement {
+            persist,
+            avoid: &[],
+        };
+        picked = w.balancers.pick(b, &s.head, s.buf.data(), s.peer, again);
+    }
+    match picked {
+        Ok(picked) => Ok(picked),
+        Err(NoServer::Down) => Err(Refusal::Down),
+        Err(NoServer::Full) => {
+            let be = &w.shared.snapshot.config.backends[b];
+            let bc = &w.stats.backends[b];
+            let want = persist.filter(|p| !failed.contains(p));
+            let waited = w.balancers.wait(b, want, be.queue.timeout).await;
+            match waited {
+                Err(Refusal::QueueFull) => bump(&bc.queue_full),
+                Err(Refusal::QueueTimeout) => {
+                    bump(&bc.queued);
+                    bump(&bc.queue_timeouts);
+                }
+                _ => bump(&bc.queued),
+            }
+            waited
+        }
+    }
+}
+
+/// What live traffic showed of a server, for passive checks (`observe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Connected and answered validly (a 5xx included, at layer 4).
+    Fine,
+    /// The connection failed: refused, timed out, or reset before any response.
+    ConnectionError,
+    /// An invalid response, no response in time, or a 5xx (other than 501 and 505, which
+    /// describe the request, as in HAProxy).
+    ResponseError,
+}
+
+/// Classifies an exchange for passive checks.
+fn seen(outcome: &Outcome) -> Seen {
+    match &outcome.end {
+        End::Failed {
+            fault: Fault::ServerClosed | Fault::ServerIo(_),
+            stage: Stage::Head,
+            received: false,
+        } => Seen::ConnectionError,
+        End::Failed {
+            fault:
+                Fault::ServerClosed | Fault::ServerIo(_) | Fault::ServerTimeout | Fault::BadResponse(_),
+            stage: Stage::Head,
+            ..
+        } => Seen::ResponseError,
+        _ => match outcome.status {
+            Some(status) if status >= 500 && status != 501 && status != 505 => Seen::ResponseError,
+            _ => Seen::Fine,
+        },
+    }
+}
+
+/// Feeds one observation of live traffic to the server's passive check.
+fn observe(be: &Backend, state: &BackendState, server: usize, what: Seen) {
+    let Some(o) = &be.observe else {
+        return;
+    };
+    let Some(s) = state.server(server) else {
+        return;
+    };
+    let error = match (what, o.on) {
+        (Seen::Fine, _) | (Seen::ResponseError, ObserveOn::Layer4) => false,
+        (Seen::ConnectionError, _) | (Seen::ResponseError, ObserveOn::Layer7) => true,
+    };
+    if s.observe(error, o.error_limit) {
+        debug!(backend = %be.name, server = %be.servers[server].name, "passive check error limit reached");
     }
 }
 
@@ -175,7 +302,12 @@ async fn exchange<S: ClientStream>(
     let info = s.head.info();
     let expect = s.head.expect_continue() && !reader.is_done();
     s.out.clear();
-    write_request(&s.head, s.buf.data(), &s.fwd, &mut s.out);
+    let be_cfg = &s.w.shared.snapshot.config.backends[s.backend];
+    let edits = Edits {
+        strip_cookie: persist::strip(be_cfg),
+        extra: &[],
+    };
+    write_request_edited(&s.head, s.buf.data(), &s.fwd, &edits, &mut s.out);
     s.out.extend_from_slice(&s.buf.data()[hlen..sent]);
     let up = Upload::new(s.out.len(), reader, expect);
     // Kept in the buffer while the request may have to be sent again; otherwise dropped now,
@@ -191,6 +323,7 @@ async fn exchange<S: ClientStream>(
             out: &mut s.out,
             timer: &mut s.client_timer,
             timeout: client_timeout,
+            extra: &s.extra,
         },
         ServerSide {
             conn,

@@ -1,9 +1,12 @@
-//! Active health checks: probes that connect to a server on their own (not on client traffic)
-//! and judge whether it can serve.
+//! Active and passive health checks: probes that connect to a server on their own (not on
+//! client traffic) and judge whether it can serve, and the scheduler that runs them per server,
+//! applies `rise`/`fall`, the passive checks' `on_error` and slow start, and publishes the
+//! result to the workers.
 //!
-//! `probe` performs one check and says what happened, in HAProxy's check status codes; the
-//! scheduler that runs checks per server and applies `rise`/`fall` lives beside it.
+//! `probe` performs one check and says what happened, in HAProxy's check status codes;
+//! `schedule` owns the per-server state machines (tern-balance's `Health`) on one thread.
 
-// Until the scheduler calls it, only the probe's tests use it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod probe;
+mod schedule;
+
+pub(crate) use schedule::spawn;

@@ -20,8 +20,10 @@ mod conn;
 mod exchange;
 mod health;
 mod listener;
+mod persist;
 mod pool;
 mod relay;
+mod servers;
 mod session;
 pub mod stats;
 mod timer;
@@ -85,6 +87,8 @@ pub struct BoundBind {
 pub struct ProxyHandle {
     binds: Vec<BoundBind>,
     workers: Vec<JoinHandle<()>>,
+    /// The health checker thread, when some server is checked.
+    checker: Option<JoinHandle<()>>,
     shutdown: watch::Sender<bool>,
     stats: Stats,
 }
@@ -115,6 +119,9 @@ impl ProxyHandle {
     pub fn join(self) {
         for w in self.workers {
             let _ = w.join();
+        }
+        if let Some(checker) = self.checker {
+            let _ = checker.join();
         }
     }
 }
@@ -164,11 +171,17 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         workers.push(handle);
     }
     drop(ready_tx);
-    let handle = ProxyHandle {
+    let checker_stats = Arc::new(stats::WorkerStats::new(frontends, &servers));
+    all_stats.push(Arc::clone(&checker_stats));
+    let mut handle = ProxyHandle {
         binds,
         workers,
+        checker: None,
         shutdown,
-        stats: Stats { workers: all_stats },
+        stats: Stats {
+            workers: all_stats,
+            states: Arc::clone(&shared.states),
+        },
     };
     for index in 0..count {
         let failure = match ready_rx.recv() {
@@ -182,6 +195,20 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
             index,
             reason: failure,
         });
+    }
+    // Checks start once every worker serves, so that a server found down is taken out of
+    // balancers that exist.
+    let config = &shared.snapshot.config;
+    match health::spawn(config, &shared.states, &checker_stats, shutdown_rx) {
+        Ok(checker) => handle.checker = checker,
+        Err(e) => {
+            handle.shutdown();
+            handle.join();
+            return Err(StartError::Worker {
+                index: count,
+                reason: format!("health checker: {e}"),
+            });
+        }
     }
     Ok(handle)
 }
@@ -281,10 +308,12 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     let global_limit = Arc::new(Semaphore::new(
         cfg.global.maxconn.min(Semaphore::MAX_PERMITS),
     ));
+    let states = servers::build(&snapshot.config);
     Ok(Shared {
         snapshot,
         frontend_backend,
         global_limit,
         frontend_limits,
+        states,
     })
 }

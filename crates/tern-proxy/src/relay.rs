@@ -170,6 +170,8 @@ pub(crate) struct ClientSide<'a, S> {
     pub out: &'a mut Vec<u8>,
     pub timer: &'a mut Timer,
     pub timeout: Duration,
+    /// Field lines added to the final response head (a persistence cookie).
+    pub extra: &'a [u8],
 }
 
 /// The server side of a relay.

@@ -1,12 +1,14 @@
 //! Counters: what happened, per frontend, backend and server.
 //!
-//! Each worker owns its own block of atomics (allocated separately), and only that worker
-//! increments it, with relaxed ordering: the per-request path never writes a cache line another
+//! Each worker (and the health checker) owns its own block of atomics (allocated separately),
+//! and only that thread increments it, with relaxed ordering: the per-request path never writes a cache line another
 //! worker writes. Readers (shutdown summary, tests, later the runtime API) sum the blocks of all
 //! workers into a plain [`StatsSnapshot`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::servers::BackendState;
 
 /// Defines a struct of atomic counters and its plain snapshot twin.
 macro_rules! counters {
@@ -77,8 +79,16 @@ counters! {
         no_server,
         /// Failed attempts to connect to one of its servers.
         connect_errors,
+        /// Connection attempts repeated after a failure (`retries`).
+        retries,
         /// Requests that went to another server after a connection failure.
         redispatches,
+        /// Requests that waited in the queue for a server slot.
+        queued,
+        /// Requests answered 503 because the queue was full.
+        queue_full,
+        /// Requests answered 503 after waiting `queue.timeout` in the queue.
+        queue_timeouts,
         /// Server errors before a response head (answered 502).
         upstream_errors,
         /// Servers silent beyond `server` before the response head (answered 504).
@@ -99,6 +109,16 @@ counters! {
         connect_errors,
         /// Requests sent on a reused keep-alive connection.
         reused,
+        /// Active health checks that passed.
+        checks_passed,
+        /// Active health checks that failed.
+        checks_failed,
+        /// Transitions to down.
+        went_down,
+        /// Transitions to up.
+        went_up,
+        /// Times the passive check's error limit was reached on live traffic.
+        passive_trips,
     }
 }
 
@@ -139,6 +159,7 @@ pub fn bump(counter: &AtomicU64) {
 #[derive(Debug, Clone)]
 pub struct Stats {
     pub(crate) workers: Vec<Arc<WorkerStats>>,
+    pub(crate) states: Arc<Vec<BackendState>>,
 }
 
 /// Counters summed over all workers.
@@ -147,6 +168,30 @@ pub struct StatsSnapshot {
     pub frontends: Vec<FrontendSnapshot>,
     pub backends: Vec<BackendSnapshot>,
     pub servers: Vec<Vec<ServerSnapshot>>,
+    /// Each server's state at the time of the snapshot.
+    pub status: Vec<Vec<ServerStatus>>,
+}
+
+/// A server's state (not a counter).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// Passes its health checks (always, when not checked).
+    pub up: bool,
+    /// Effective weight (lower than configured while slow start ramps it; 0 when drained).
+    pub weight: u32,
+    /// Requests in flight, counted only for servers with `maxconn`.
+    pub active: u32,
+}
+
+impl ServerStatus {
+    /// `name=value` pairs, for the log line printed at exit.
+    pub fn fields(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("up", u64::from(self.up)),
+            ("weight", u64::from(self.weight)),
+            ("active", u64::from(self.active)),
+        ]
+    }
 }
 
 impl Stats {
@@ -172,6 +217,20 @@ impl Stats {
                 }
             }
         }
+        snap.status = self
+            .states
+            .iter()
+            .map(|b| {
+                b.servers
+                    .iter()
+                    .map(|s| ServerStatus {
+                        up: s.is_up(),
+                        weight: s.weight(),
+                        active: s.active(),
+                    })
+                    .collect()
+            })
+            .collect();
         snap
     }
 }

@@ -19,6 +19,7 @@ use tracing::warn;
 
 use crate::balance::Balancers;
 use crate::pool::Pools;
+use crate::servers::BackendState;
 use crate::session;
 use crate::stats::{bump, WorkerStats};
 use crate::Snapshot;
@@ -31,6 +32,8 @@ pub(crate) struct Shared {
     pub frontend_backend: Vec<usize>,
     pub global_limit: Arc<Semaphore>,
     pub frontend_limits: Vec<Option<Arc<Semaphore>>>,
+    /// Health, weights, slots and queues of every backend's servers.
+    pub states: Arc<Vec<BackendState>>,
 }
 
 /// One listening socket handed to a worker.
@@ -69,7 +72,9 @@ impl Worker {
     fn new(spec: &WorkerSpec) -> Result<Self, String> {
         let backends = &spec.shared.snapshot.config.backends;
         // The worker index seeds random draws and offsets round-robin cycles between workers.
-        let balancers = Balancers::new(backends, spec.index as u64).map_err(|e| e.to_string())?;
+        let states = Arc::clone(&spec.shared.states);
+        let balancers =
+            Balancers::new(backends, states, spec.index as u64).map_err(|e| e.to_string())?;
         let pool_shape: Vec<_> = backends.iter().map(|b| (b.servers.len(), b.pool)).collect();
         Ok(Self {
             shared: Arc::clone(&spec.shared),

@@ -87,17 +87,21 @@ pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> 
     }
     for (b, (be, s)) in config.backends.iter().zip(&snap.backends).enumerate() {
         writeln!(out, "stats: backend {} {}", be.name, line(s.fields()))?;
-        for (srv, ss) in be
+        let statuses = snap.status.get(b).map(Vec::as_slice).unwrap_or_default();
+        for (i, (srv, ss)) in be
             .servers
             .iter()
             .zip(snap.servers.get(b).into_iter().flatten())
+            .enumerate()
         {
+            let mut fields = statuses.get(i).map(|st| st.fields()).unwrap_or_default();
+            fields.extend(ss.fields());
             writeln!(
                 out,
                 "stats: server {}/{} {}",
                 be.name,
                 srv.name,
-                line(ss.fields())
+                line(fields)
             )?;
         }
     }

@@ -108,7 +108,9 @@ fn no_reachable_server_gets_503_at_once() {
     assert!(start.elapsed() < WAIT);
     let c = tern.stop_clean();
     assert_eq!(c.get("backend app", "no_server"), 1);
-    assert_eq!(c.get("backend app", "connect_errors"), 1);
+    // The first attempt and the default 3 retries, all on the only server.
+    assert_eq!(c.get("backend app", "connect_errors"), 4);
+    assert_eq!(c.get("backend app", "retries"), 3);
     assert_eq!(c.get("frontend web", "resp_5xx"), 1);
 }
 

@@ -21,6 +21,13 @@ fn backends(lines: &str) -> Vec<Backend> {
 const SERVERS: &str = "servers = [ { name = \"a\", address = \"127.0.0.1:1\" }, \
     { name = \"b\", address = \"127.0.0.1:2\" }, { name = \"c\", address = \"127.0.0.1:3\" } ]";
 
+/// The balancers of one worker for a backend with these lines, with fresh shared state.
+fn balancers(lines: &str, seed: u64) -> Rc<Balancers> {
+    let backends = backends(lines);
+    let states = crate::servers::for_backends(&backends);
+    Rc::new(Balancers::new(&backends, states, seed).unwrap())
+}
+
 fn head(request: &[u8]) -> RequestHead {
     let mut head = RequestHead::new();
     parse_request(request, &Limits::default(), &mut head).unwrap();
@@ -31,16 +38,20 @@ const CLIENT: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7));
 
 #[test]
 fn roundrobin_spreads_and_in_flight_guards_count() {
-    let b = Rc::new(Balancers::new(&backends(SERVERS), 0).unwrap());
+    let b = balancers(SERVERS, 0);
     let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let h = head(req);
     let picks: Vec<usize> = (0..6)
-        .map(|_| b.pick(0, &h, req, CLIENT).unwrap().server())
+        .map(|_| {
+            b.pick(0, &h, req, CLIENT, Placement::default())
+                .unwrap()
+                .server()
+        })
         .collect();
     for s in 0..3 {
         assert_eq!(picks.iter().filter(|&&p| p == s).count(), 2, "{picks:?}");
     }
-    let held = b.pick(0, &h, req, CLIENT).unwrap();
+    let held = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
     assert_eq!(b.list.borrow()[0].inflight(held.server()), 1);
     let server = held.server();
     drop(held);
@@ -49,20 +60,23 @@ fn roundrobin_spreads_and_in_flight_guards_count() {
 
 #[test]
 fn leastconn_avoids_the_busy_server() {
-    let b = Rc::new(
-        Balancers::new(&backends(&format!("balance = \"leastconn\"\n{SERVERS}")), 0).unwrap(),
-    );
+    let b = balancers(&format!("balance = \"leastconn\"\n{SERVERS}"), 0);
     let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let h = head(req);
-    let first = b.pick(0, &h, req, CLIENT).unwrap();
-    let second = b.pick(0, &h, req, CLIENT).unwrap();
-    let third = b.pick(0, &h, req, CLIENT).unwrap();
+    let first = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
+    let second = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
+    let third = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
     let mut busy = vec![first.server(), second.server(), third.server()];
     busy.sort_unstable();
     assert_eq!(busy, [0, 1, 2]);
     let freed = second.server();
     drop(second);
-    assert_eq!(b.pick(0, &h, req, CLIENT).unwrap().server(), freed);
+    assert_eq!(
+        b.pick(0, &h, req, CLIENT, Placement::default())
+            .unwrap()
+            .server(),
+        freed
+    );
 }
 
 #[test]
@@ -90,12 +104,17 @@ fn hashing_reads_the_key_it_names() {
         ),
     ];
     for (balance, one, other) in cases {
-        let b = Rc::new(Balancers::new(&backends(&format!("{balance}\n{SERVERS}")), 3).unwrap());
+        let b = balancers(&format!("{balance}\n{SERVERS}"), 3);
         let (h1, h2) = (head(one), head(other));
-        let s1 = b.pick(0, &h1, one, CLIENT).unwrap().server();
+        let s1 = b
+            .pick(0, &h1, one, CLIENT, Placement::default())
+            .unwrap()
+            .server();
         for _ in 0..5 {
             assert_eq!(
-                b.pick(0, &h2, other, CLIENT).unwrap().server(),
+                b.pick(0, &h2, other, CLIENT, Placement::default())
+                    .unwrap()
+                    .server(),
                 s1,
                 "{balance}"
             );
@@ -107,14 +126,24 @@ fn hashing_reads_the_key_it_names() {
 fn backups_serve_only_when_every_active_server_is_down() {
     let lines = "servers = [ { name = \"a\", address = \"127.0.0.1:1\" }, \
         { name = \"spare\", address = \"127.0.0.1:2\", backup = true } ]";
-    let b = Rc::new(Balancers::new(&backends(lines), 0).unwrap());
+    let b = balancers(lines, 0);
     let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let h = head(req);
     for _ in 0..4 {
-        assert_eq!(b.pick(0, &h, req, CLIENT).unwrap().server(), 0);
+        assert_eq!(
+            b.pick(0, &h, req, CLIENT, Placement::default())
+                .unwrap()
+                .server(),
+            0
+        );
     }
     b.list.borrow_mut()[0].set_usable(0, false);
-    assert_eq!(b.pick(0, &h, req, CLIENT).unwrap().server(), 1);
+    assert_eq!(
+        b.pick(0, &h, req, CLIENT, Placement::default())
+            .unwrap()
+            .server(),
+        1
+    );
 }
 
 #[test]

@@ -11,7 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tern_h1::{
-    parse_response, write_response, ChunkHeader, ClientBody, H1Error, Status, CHUNK_END, LAST_CHUNK,
+    parse_response, write_response_edited, ChunkHeader, ClientBody, Edits, H1Error, Status,
+    CHUNK_END, LAST_CHUNK,
 };
 
 use super::{Fault, Relay, Stage, Wait};
@@ -112,7 +113,11 @@ impl<S: ClientStream> Relay<'_, S> {
         if (self.stopping)() {
             self.req.keep_alive = false;
         }
-        let plan = write_response(&conn.head, conn.buf.data(), &self.req, out);
+        let edits = Edits {
+            strip_cookie: None,
+            extra: self.c.extra,
+        };
+        let plan = write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out);
         if plan.body == ClientBody::Tunnel {
             // A CONNECT the server accepted: tern does not relay tunnels.
             return Err(Fault::BadResponse(H1Error::Malformed(

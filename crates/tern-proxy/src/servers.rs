@@ -1,0 +1,347 @@
+//! What all workers must agree on about a backend's servers: health, effective weight, slots
+//! under `maxconn`, the queue of requests waiting for a slot, and the stickiness table.
+//!
+//! Balancing itself stays per worker (crate::balance); this is the small part that cannot.
+//! - **Health and weight** are written by the health checker (crate::health) and read by every
+//!   worker. A worker does not load every server's state on every pick: the checker bumps the
+//!   backend's `generation` after a change, and a worker resynchronises its own balancer when
+//!   the generation it last saw differs (one relaxed load per request).
+//! - **Slots.** `maxconn` limits a server's requests in flight over all workers, so it is an
+//!   atomic count taken with a compare-and-swap before a request is sent. A server without
+//!   `maxconn` is never counted: the common case writes no shared cache line.
+//! - **The queue** holds requests that found every usable server full. A slot being given back
+//!   is handed straight to the oldest waiter that can use that server (FIFO, and a waiter
+//!   persistent to one server waits for that one), still counted, so a newcomer cannot take it
+//!   in between. The queue is behind a mutex, touched only when someone waits (`queued` tells
+//!   the release path whether to look).
+//! - **Stickiness** (`stick on source`) is one table per backend behind a mutex: a lookup per
+//!   request, for backends that ask for it.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
+use tern_config::{Backend, Config};
+use tokio::sync::{oneshot, Notify};
+
+/// What a queued request receives: a server whose slot is now its own, or `None` when it must
+/// give up (no server left to wait for).
+pub(crate) type Grant = Option<ServerId>;
+
+/// The shared state of one server.
+#[derive(Debug)]
+pub(crate) struct ServerState {
+    /// Passes health checks (always, when not checked).
+    up: AtomicBool,
+    /// Effective weight: configured, or lower while slow start ramps it.
+    weight: AtomicU32,
+    /// Configured weight (the runtime API may change it later).
+    pub configured_weight: u32,
+    /// Requests in flight over all workers; counted only when `maxconn` is set.
+    active: AtomicU32,
+    /// `maxconn`; 0 = no limit.
+    pub maxconn: u32,
+    /// Consecutive passive-check errors.
+    errors: AtomicU32,
+    /// Woken when `errors` reaches the backend's `error_limit`.
+    pub passive: Notify,
+}
+
+impl ServerState {
+    fn new(weight: u32, maxconn: u32) -> Self {
+        Self {
+            up: AtomicBool::new(true),
+            weight: AtomicU32::new(weight),
+            configured_weight: weight,
+            active: AtomicU32::new(0),
+            maxconn,
+            errors: AtomicU32::new(0),
+            passive: Notify::new(),
+        }
+    }
+
+    /// Whether the server passes its health checks.
+    pub(crate) fn is_up(&self) -> bool {
+        self.up.load(Ordering::Acquire)
+    }
+
+    /// The effective weight.
+    pub(crate) fn weight(&self) -> u32 {
+        self.weight.load(Ordering::Acquire)
+    }
+
+    /// Requests in flight (counted only under `maxconn`).
+    pub(crate) fn active(&self) -> u32 {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// Takes a slot if the server is under its `maxconn` (always, without counting, when it has
+    /// none).
+    pub(crate) fn try_take(&self) -> bool {
+        if self.maxconn == 0 {
+            return true;
+        }
+        self.active
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| {
+                (n < self.maxconn).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives a slot back without handing it to a waiter.
+    fn give_back(&self) {
+        if self.maxconn > 0 {
+            let _ = self
+                .active
+                .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| {
+                    Some(n.saturating_sub(1))
+                });
+        }
+    }
+
+    /// Records a passive-check observation; true when the error limit was just reached (the
+    /// count starts again from zero).
+    pub(crate) fn observe(&self, error: bool, limit: u32) -> bool {
+        if !error {
+            if self.errors.load(Ordering::Relaxed) != 0 {
+                self.errors.store(0, Ordering::Relaxed);
+            }
+            return false;
+        }
+        let n = self.errors.fetch_add(1, Ordering::AcqRel) + 1;
+        if n >= limit {
+            self.errors.store(0, Ordering::Release);
+            self.passive.notify_one();
+            return true;
+        }
+        false
+    }
+}
+
+/// A request waiting in a backend queue.
+#[derive(Debug)]
+pub(crate) struct Waiter {
+    pub grant: oneshot::Sender<Grant>,
+}
+
+/// The shared state of one backend.
+#[derive(Debug)]
+pub(crate) struct BackendState {
+    pub servers: Vec<ServerState>,
+    /// Bumped after any change of health or weight, so workers know to resynchronise.
+    generation: AtomicU64,
+    queue: Mutex<Queue<Waiter>>,
+    /// Requests in the queue (so releases skip the lock when it is empty).
+    queued: AtomicUsize,
+    stick: Option<Mutex<StickTable<IpAddr>>>,
+}
+
+impl BackendState {
+    fn new(backend: &Backend) -> Self {
+        let servers = backend
+            .servers
+            .iter()
+            .map(|s| ServerState::new(s.weight, s.maxconn.unwrap_or(0)))
+            .collect();
+        Self {
+            servers,
+            generation: AtomicU64::new(0),
+            queue: Mutex::new(Queue::new(backend.queue.max)),
+            queued: AtomicUsize::new(0),
+            stick: backend
+                .stick
+                .map(|s| Mutex::new(StickTable::new(s.size, s.expire))),
+        }
+    }
+
+    /// The generation of health and weight.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// A server's state (`None` for an unknown id).
+    pub(crate) fn server(&self, server: ServerId) -> Option<&ServerState> {
+        self.servers.get(server)
+    }
+
+    /// Sets a server's health; returns whether it changed. Wakes queued requests when the
+    /// server came up, and fails them all when no server is left up.
+    pub(crate) fn set_up(&self, server: ServerId, up: bool) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        if s.up.swap(up, Ordering::AcqRel) == up {
+            return false;
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        if up {
+            self.kick();
+        } else if !self.servers.iter().any(ServerState::is_up) {
+            self.fail_waiters();
+        }
+        true
+    }
+
+    /// Sets a server's effective weight; returns whether it changed.
+    pub(crate) fn set_weight(&self, server: ServerId, weight: u32) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        if s.weight.swap(weight, Ordering::AcqRel) == weight {
+            return false;
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        if weight > 0 {
+            self.kick();
+        }
+        true
+    }
+
+    fn lock_queue(&self) -> MutexGuard<'_, Queue<Waiter>> {
+        // A panic while holding the lock cannot leave the queue inconsistent in a way that
+        // matters more than losing it: keep serving.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a freed slot of `server` may go to a queued request: the server is up and not
+    /// drained.
+    fn serves_queue(&self, server: ServerId) -> bool {
+        self.servers
+            .get(server)
+            .is_some_and(|s| s.is_up() && s.weight() > 0)
+    }
+
+    /// Gives a slot of `server` back: to the oldest waiter that can use it, else to the pool.
+    pub(crate) fn release(&self, server: ServerId) {
+        let Some(s) = self.servers.get(server) else {
+            return;
+        };
+        if s.maxconn == 0 {
+            return;
+        }
+        if self.queued.load(Ordering::Acquire) > 0 && self.serves_queue(server) {
+            let mut queue = self.lock_queue();
+            while let Some((_, waiter)) = queue.take_for(server) {
+                self.queued.store(queue.len(), Ordering::Release);
+                if waiter.grant.send(Some(server)).is_ok() {
+                    return;
+                }
+            }
+        }
+        s.give_back();
+    }
+
+    /// Hands free slots of up servers to waiters, after a server came up or gained weight.
+    fn kick(&self) {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut queue = self.lock_queue();
+        for (id, s) in self.servers.iter().enumerate() {
+            if !self.serves_queue(id) {
+                continue;
+            }
+            while !queue.is_empty() && s.try_take() {
+                match queue.take_for(id) {
+                    Some((_, waiter)) => {
+                        if waiter.grant.send(Some(id)).is_err() {
+                            s.give_back();
+                        }
+                    }
+                    None => {
+                        s.give_back();
+                        break;
+                    }
+                }
+            }
+        }
+        self.queued.store(queue.len(), Ordering::Release);
+    }
+
+    /// Answers every waiter "give up" (no server is up any more).
+    fn fail_waiters(&self) {
+        let mut queue = self.lock_queue();
+        for waiter in queue.drain() {
+            let _ = waiter.grant.send(None);
+        }
+        self.queued.store(0, Ordering::Release);
+    }
+
+    /// Queues a request; `Err` when the queue is full. `want` is the only server it may use
+    /// (persistence), `deadline` when it gives up.
+    pub(crate) fn enqueue(
+        &self,
+        want: Option<ServerId>,
+        deadline: Nanos,
+    ) -> Result<(Ticket, oneshot::Receiver<Grant>), ()> {
+        let (tx, rx) = oneshot::channel();
+        let mut queue = self.lock_queue();
+        match queue.push(Waiter { grant: tx }, want, deadline) {
+            Ok(ticket) => {
+                self.queued.store(queue.len(), Ordering::Release);
+                drop(queue);
+                // A slot may have been given back between the caller's failed pick and the
+                // push: look once more so the request does not wait for the next release.
+                self.kick();
+                Ok((ticket, rx))
+            }
+            Err(_) => Err(()),
+        }
+    }
+
+    /// Withdraws a waiter that gave up; false when it was already granted (its receiver then
+    /// holds the grant).
+    pub(crate) fn withdraw(&self, ticket: Ticket) -> bool {
+        let mut queue = self.lock_queue();
+        let removed = queue.remove(ticket).is_some();
+        self.queued.store(queue.len(), Ordering::Release);
+        removed
+    }
+
+    /// The server `client` sticks to, if any (`stick`).
+    pub(crate) fn stuck(&self, client: IpAddr, now: Nanos) -> Option<ServerId> {
+        let table = self.stick.as_ref()?;
+        table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&client, now)
+    }
+
+    /// Remembers that `client` went to `server` (`stick`).
+    pub(crate) fn stick(&self, client: IpAddr, server: ServerId, now: Nanos) {
+        if let Some(table) = &self.stick {
+            table
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .put(client, server, now);
+        }
+    }
+
+    /// Whether this backend keeps a stickiness table.
+    pub(crate) fn sticky(&self) -> bool {
+        self.stick.is_some()
+    }
+}
+
+/// The clock shared state is stamped with: nanoseconds since the first call in this process
+/// (workers' own clocks have their own epochs, and the stickiness table is shared).
+pub(crate) fn now() -> Nanos {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let epoch = EPOCH.get_or_init(Instant::now);
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The shared state of every backend, in configuration order.
+pub(crate) fn build(config: &Config) -> Arc<Vec<BackendState>> {
+    for_backends(&config.backends)
+}
+
+/// The shared state of these backends.
+pub(crate) fn for_backends(backends: &[Backend]) -> Arc<Vec<BackendState>> {
+    Arc::new(backends.iter().map(BackendState::new).collect())
+}
+
+#[cfg(test)]
+mod tests;
