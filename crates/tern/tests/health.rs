@@ -216,3 +216,82 @@ async fn a_backend_with_every_server_down_answers_503_at_once() {
     let counters = tern.stop_clean();
     assert_eq!(counters.get("backend app", "no_server"), 1);
 }
+
+#[tokio::test]
+async fn tls_checks_pass_on_a_tls_server_and_fail_on_a_plain_one() {
+    let dir = temp_dir("tls-check");
+    let cert = write_cert(&dir, "site", tern_tls::KeyKind::EcdsaP256);
+    let secure = Term::start_with("secure", &["--tls-cert", &cert]);
+    let plain = Term::start("plain");
+    // The TLS-checked server only carries the checks here: traffic goes to `plain`, whose TLS
+    // check must fail (it speaks plain HTTP).
+    let tern = Tern::run(
+        &Config::new()
+            .raw_server(&format!(
+                "{{ name = \"secure\", address = \"{}\", weight = 0, check = {{ type = \"https\", path = \"/\" }} }}",
+                secure.addr
+            ))
+            .raw_server(&format!(
+                "{{ name = \"plain\", address = \"{}\", check = {{ type = \"tls\" }} }}",
+                plain.addr
+            ))
+            .backend("check = { interval = \"100ms\", fall = 2 }")
+            .toml(),
+    );
+    assert!(
+        wait_log(
+            &tern,
+            &["server is DOWN", "server=plain", "L6"],
+            Duration::from_secs(5)
+        )
+        .is_some(),
+        "{}",
+        tern.proc.stderr_text()
+    );
+    let counters = tern.stop_clean();
+    assert_eq!(counters.get("server app/secure", "up"), 1);
+    assert!(counters.get("server app/secure", "checks_passed") >= 1);
+    assert_eq!(counters.get("server app/secure", "checks_failed"), 0);
+    assert_eq!(counters.get("server app/plain", "up"), 0);
+}
+
+#[tokio::test]
+async fn slow_start_ramps_a_returning_server_back_in() {
+    let (a, b) = (Term::start("a"), Term::start("b"));
+    let addr = a.addr;
+    let tern = Tern::run(
+        &Config::new()
+            .server("a", &a.addr.to_string(), 10)
+            .server("b", &b.addr.to_string(), 10)
+            .backend("check = { interval = \"100ms\", rise = 1, fall = 1 }")
+            .backend("slowstart = \"4s\"")
+            .toml(),
+    );
+    drop(a);
+    assert!(wait_log(&tern, &["server is DOWN"], Duration::from_secs(5)).is_some());
+    let _a = restart("a", addr);
+    assert!(wait_log(&tern, &["server is UP"], Duration::from_secs(5)).is_some());
+    // Just back: weight 1 or 2 of 10 against b's 10, so a small share.
+    let early = spread(&tern, 22).await;
+    let early_a = early.get("a").copied().unwrap_or(0);
+    assert!(
+        early_a <= 6,
+        "a got {early_a} of 22 at the start of its ramp: {early:?}"
+    );
+    // The ramp ends after 4 s: then back to an equal share at full weight.
+    let up = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let late = spread(&tern, 20).await;
+        // Shares alone cannot tell 9 from 10 in 20 picks: the ramp must also be over.
+        if late.get("a") == Some(&10) && up.elapsed() > Duration::from_millis(4200) {
+            break;
+        }
+        assert!(
+            up.elapsed() < Duration::from_secs(10),
+            "still ramping: {late:?}"
+        );
+    }
+    let counters = tern.stop_clean();
+    assert_eq!(counters.get("server app/a", "weight"), 10);
+}
