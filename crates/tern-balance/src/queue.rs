@@ -5,9 +5,9 @@
 //! HAProxy: a waiter that must go to one particular server (persistence: a stickiness entry or
 //! a cookie) is served only by that server, while the others are served by any. When a slot
 //! frees on a server, [`Queue::take_for`] hands it the oldest waiter that wants any server or
-//! that one. A waiter pinned to a server that stays full, or that went down, waits until it
-//! gives up ([`Queue::remove`]) or its deadline passes ([`Queue::pop_expired`]); moving such
-//! waiters elsewhere (HAProxy's `redispatch`) is the caller's decision.
+//! that one. A waiter pinned to a server that stays full waits until it gives up
+//! ([`Queue::remove`]) or its deadline passes ([`Queue::pop_expired`]); when the server goes
+//! down, the caller takes its waiters out ([`Queue::take_pinned`]) to place them elsewhere.
 //!
 //! Layout, so that every operation is O(1) amortised except expiry (O(log n)):
 //!
@@ -143,6 +143,22 @@ impl<T> Queue<T> {
         let entry = self.release(ticket)?;
         self.compact();
         Some((ticket, entry.item))
+    }
+
+    /// Takes out every waiter pinned to `server`, oldest first: the server went down, so they
+    /// must be placed elsewhere (persistence never waits for a server that is down).
+    pub fn take_pinned(&mut self, server: ServerId) -> Vec<T> {
+        let Some(fifo) = self.pinned.remove(&server) else {
+            return Vec::new();
+        };
+        self.refs -= fifo.len();
+        let taken = fifo
+            .into_iter()
+            .filter_map(|t| self.release(t))
+            .map(|e| e.item)
+            .collect();
+        self.compact();
+        taken
     }
 
     /// Takes a waiter out (it gave up); `None` if it is no longer queued.

@@ -23,7 +23,7 @@ use tern_config::{self as config, Backend};
 use tern_h1::RequestHead;
 use tokio::time::Instant;
 
-use crate::servers::{self, BackendState};
+use crate::servers::{self, BackendState, Grant};
 
 /// Why a balancer could not be built from a validated configuration (a bug if it happens:
 /// validation checks the same limits).
@@ -80,6 +80,9 @@ pub(crate) enum Refusal {
     QueueFull,
     #[error("no server slot freed up within the queue timeout")]
     QueueTimeout,
+    /// The persistent server the request waited for went down: place it again.
+    #[error("the server waited for went down")]
+    Moved,
 }
 
 impl Balancers {
@@ -191,17 +194,18 @@ impl Balancers {
             .map_err(|()| Refusal::QueueFull)?;
         let granted = match tokio::time::timeout(timeout, &mut grant).await {
             Ok(Ok(g)) => g,
-            Ok(Err(_)) => None,
+            Ok(Err(_)) => Grant::GiveUp,
             Err(_) if state.withdraw(ticket) => return Err(Refusal::QueueTimeout),
             // Granted just as the wait ended: the grant is in the channel.
-            Err(_) => grant.try_recv().ok().flatten(),
+            Err(_) => grant.try_recv().unwrap_or(Grant::GiveUp),
         };
         match granted {
-            Some(server) => {
+            Grant::Server(server) => {
                 self.sync(backend);
                 Ok(self.start(backend, server, want == Some(server)))
             }
-            None => Err(Refusal::Down),
+            Grant::Rebalance => Err(Refusal::Moved),
+            Grant::GiveUp => Err(Refusal::Down),
         }
     }
 

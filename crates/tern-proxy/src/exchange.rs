@@ -189,7 +189,22 @@ async fn place<S: ClientStream>(
             let be = &w.shared.snapshot.config.backends[b];
             let bc = &w.stats.backends[b];
             let want = persist.filter(|p| !failed.contains(p));
-            let waited = w.balancers.wait(b, want, be.queue.timeout).await;
+            let mut waited = w.balancers.wait(b, want, be.queue.timeout).await;
+            if waited.as_ref().err() == Some(&Refusal::Moved) {
+                // Its persistent server went down while it waited: balance it normally.
+                let placement = Placement {
+                    persist: None,
+                    avoid: failed,
+                };
+                waited = match w
+                    .balancers
+                    .pick(b, &s.head, s.buf.data(), s.peer, placement)
+                {
+                    Ok(picked) => Ok(picked),
+                    Err(NoServer::Down) => Err(Refusal::Down),
+                    Err(NoServer::Full) => w.balancers.wait(b, None, be.queue.timeout).await,
+                };
+            }
             match waited {
                 Err(Refusal::QueueFull) => bump(&bc.queue_full),
                 Err(Refusal::QueueTimeout) => {

@@ -26,9 +26,16 @@ use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
 use tern_config::{Backend, Config};
 use tokio::sync::{oneshot, Notify};
 
-/// What a queued request receives: a server whose slot is now its own, or `None` when it must
-/// give up (no server left to wait for).
-pub(crate) type Grant = Option<ServerId>;
+/// What a queued request receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Grant {
+    /// A slot of this server, now the request's own.
+    Server(ServerId),
+    /// The server it was pinned to went down: balance it again.
+    Rebalance,
+    /// No server is left up.
+    GiveUp,
+}
 
 /// The shared state of one server.
 #[derive(Debug)]
@@ -180,6 +187,8 @@ impl BackendState {
             self.kick();
         } else if !self.servers.iter().any(ServerState::is_up) {
             self.fail_waiters();
+        } else {
+            self.move_pinned(server);
         }
         true
     }
@@ -225,7 +234,7 @@ impl BackendState {
             let mut queue = self.lock_queue();
             while let Some((_, waiter)) = queue.take_for(server) {
                 self.queued.store(queue.len(), Ordering::Release);
-                if waiter.grant.send(Some(server)).is_ok() {
+                if waiter.grant.send(Grant::Server(server)).is_ok() {
                     return;
                 }
             }
@@ -246,7 +255,7 @@ impl BackendState {
             while !queue.is_empty() && s.try_take() {
                 match queue.take_for(id) {
                     Some((_, waiter)) => {
-                        if waiter.grant.send(Some(id)).is_err() {
+                        if waiter.grant.send(Grant::Server(id)).is_err() {
                             s.give_back();
                         }
                     }
@@ -260,11 +269,23 @@ impl BackendState {
         self.queued.store(queue.len(), Ordering::Release);
     }
 
+    /// Sends the waiters pinned to `server` (now down) back to balancing.
+    fn move_pinned(&self, server: ServerId) {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut queue = self.lock_queue();
+        for waiter in queue.take_pinned(server) {
+            let _ = waiter.grant.send(Grant::Rebalance);
+        }
+        self.queued.store(queue.len(), Ordering::Release);
+    }
+
     /// Answers every waiter "give up" (no server is up any more).
     fn fail_waiters(&self) {
         let mut queue = self.lock_queue();
         for waiter in queue.drain() {
-            let _ = waiter.grant.send(None);
+            let _ = waiter.grant.send(Grant::GiveUp);
         }
         self.queued.store(0, Ordering::Release);
     }

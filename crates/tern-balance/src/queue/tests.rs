@@ -206,3 +206,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn waiters_pinned_to_a_server_can_be_taken_out_together() {
+    let mut q = Queue::new(None);
+    let a = q.push("a", Some(1), 10).unwrap();
+    q.push("any", None, 10).unwrap();
+    q.push("b", Some(1), 10).unwrap();
+    q.push("other", Some(2), 10).unwrap();
+    assert!(q.remove(a).is_some());
+    assert_eq!(q.take_pinned(1), vec!["b"]);
+    assert_eq!(q.len(), 2);
+    assert!(q.take_pinned(1).is_empty());
+    assert_eq!(q.take_for(1).map(|(_, w)| w), Some("any"));
+    assert_eq!(q.take_for(2).map(|(_, w)| w), Some("other"));
+    assert!(q.is_empty());
+}

@@ -46,7 +46,7 @@ fn a_released_slot_goes_to_the_oldest_waiter_still_counted() {
     let (_, mut first) = b.enqueue(None, u64::MAX).unwrap();
     let (_, mut second) = b.enqueue(None, u64::MAX).unwrap();
     b.release(1);
-    assert_eq!(first.try_recv().unwrap(), Some(1));
+    assert_eq!(first.try_recv().unwrap(), Grant::Server(1));
     assert!(second.try_recv().is_err(), "only one slot was freed");
     assert_eq!(
         b.server(1).unwrap().active(),
@@ -54,7 +54,7 @@ fn a_released_slot_goes_to_the_oldest_waiter_still_counted() {
         "handed over, not given back"
     );
     b.release(0);
-    assert_eq!(second.try_recv().unwrap(), Some(0));
+    assert_eq!(second.try_recv().unwrap(), Grant::Server(0));
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn a_persistent_waiter_waits_for_its_own_server() {
     assert!(wants_zero.try_recv().is_err());
     assert_eq!(b.server(1).unwrap().active(), 0);
     b.release(0);
-    assert_eq!(wants_zero.try_recv().unwrap(), Some(0));
+    assert_eq!(wants_zero.try_recv().unwrap(), Grant::Server(0));
 }
 
 #[test]
@@ -102,13 +102,13 @@ fn waiters_give_up_when_no_server_is_left_up_and_wake_when_one_returns() {
     assert!(b.generation() > g, "workers must see the change");
     let (_, mut rx) = b.enqueue(None, u64::MAX).unwrap();
     assert!(b.set_up(1, false));
-    assert_eq!(rx.try_recv().unwrap(), None);
+    assert_eq!(rx.try_recv().unwrap(), Grant::GiveUp);
     // A server coming back with a free slot serves a new waiter at once.
     b.release(0);
     let (_, mut rx) = b.enqueue(None, u64::MAX).unwrap();
     assert!(rx.try_recv().is_err());
     assert!(b.set_up(0, true));
-    assert_eq!(rx.try_recv().unwrap(), Some(0));
+    assert_eq!(rx.try_recv().unwrap(), Grant::Server(0));
     assert!(!b.set_up(0, true), "no change, no new generation");
 }
 
@@ -136,4 +136,16 @@ fn servers_without_maxconn_are_never_counted() {
     }
     assert_eq!(b.server(0).unwrap().active(), 0);
     b.release(0);
+}
+
+#[test]
+fn waiters_pinned_to_a_server_that_goes_down_are_sent_back_to_balancing() {
+    let b = backend(&[1, 1], "");
+    assert!(b.server(0).unwrap().try_take());
+    assert!(b.server(1).unwrap().try_take());
+    let (_, mut pinned) = b.enqueue(Some(0), u64::MAX).unwrap();
+    let (_, mut any) = b.enqueue(None, u64::MAX).unwrap();
+    assert!(b.set_up(0, false));
+    assert_eq!(pinned.try_recv().unwrap(), Grant::Rebalance);
+    assert!(any.try_recv().is_err(), "the others keep waiting");
 }
