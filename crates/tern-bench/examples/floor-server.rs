@@ -17,9 +17,7 @@ fn main() -> anyhow::Result<()> {
     let (Some(addr), Some(cert)) = (args.next(), args.next()) else {
         anyhow::bail!("usage: floor-server ADDR CERT.pem");
     };
-    let settings = TlsSettings {
-        certs: vec![CertSource::Combined(cert.into())],
-    };
+    let settings = TlsSettings::new(vec![CertSource::Combined(cert.into())]);
     let config = tern_tls::server_config(&settings)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

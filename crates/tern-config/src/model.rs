@@ -9,8 +9,16 @@
 //! Defaults are chosen to match what a HAProxy operator expects (see docs/configuration.md).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
+
+mod tls;
+mod tls_names;
+
+pub use tls::*;
+
+mod backend_tls;
+
+pub use backend_tls::{ServerSni, ServerTls, ServerVerify};
 
 /// A whole, validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +48,12 @@ pub struct Global {
     pub grace: Duration,
     /// Listen backlog passed to `listen(2)` for every bind.
     pub backlog: u32,
+    /// Cap on full TLS handshakes per second for the whole process (HAProxy's `maxsslrate`),
+    /// split evenly over the workers. `None`: no cap.
+    pub max_tls_handshake_rate: Option<u32>,
+    /// Cap on full TLS handshakes per second from one source address (an IPv6 source is its
+    /// /64), split evenly over the workers. `None`: no per-source cap.
+    pub max_tls_handshakes_per_source: Option<u32>,
 }
 
 /// A frontend: what clients connect to (`[[frontend]]`).
@@ -67,23 +81,6 @@ pub struct Bind {
     pub address: SocketAddr,
     /// TLS settings for this bind; `None` means plain HTTP.
     pub tls: Option<TlsSettings>,
-}
-
-/// TLS termination settings of a bind.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TlsSettings {
-    /// Certificates offered on this bind. The first is the default for unknown or absent SNI.
-    pub certs: Vec<CertSource>,
-}
-
-/// Where one certificate chain and its private key come from. Paths are absolute (resolved
-/// against the configuration file's directory during validation).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CertSource {
-    /// One PEM file holding the chain (leaf first) and the private key.
-    Combined(PathBuf),
-    /// The chain and the key in two PEM files.
-    Split { cert: PathBuf, key: PathBuf },
 }
 
 /// Client-side timeouts of a frontend.
@@ -365,4 +362,6 @@ pub struct Server {
     pub maxconn: Option<u32>,
     /// Active health check; `None` means the server is always considered up.
     pub check: Option<Check>,
+    /// TLS to the server (`tls`); `None` means plain TCP.
+    pub tls: Option<ServerTls>,
 }

@@ -44,6 +44,8 @@ pub(crate) struct RawGlobal {
     pub maxconn: Option<i64>,
     pub grace: Option<RawDuration>,
     pub backlog: Option<i64>,
+    pub max_tls_handshake_rate: Option<i64>,
+    pub max_tls_handshakes_per_source: Option<i64>,
 }
 
 /// One `[[frontend]]`.
@@ -100,17 +102,38 @@ pub(crate) struct RawBindTable {
 #[derive(Debug)]
 pub(crate) enum RawBindTls {
     Enabled(bool),
-    Settings(RawTls),
+    Settings(Box<RawTls>),
 }
 
-/// `tls = { certs = [...] }`, on a frontend or on one bind.
+/// `tls = { certs = [...], ... }`, on a frontend or on one bind (validated in `validate/tls.rs`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTls {
     pub certs: Option<Vec<RawCert>>,
+    pub cert_dir: Option<String>,
+    pub strict_sni: Option<bool>,
+    pub min_version: Option<String>,
+    pub max_version: Option<String>,
+    pub ciphers: Option<Vec<String>>,
+    pub suites: Option<Vec<String>>,
+    pub groups: Option<Vec<String>>,
+    pub sigalgs: Option<Vec<String>>,
+    pub alpn: Option<Vec<String>>,
+    pub prefer_server_ciphers: Option<bool>,
+    pub resumption: Option<RawResumption>,
 }
 
-/// One item of `tls.certs`: `"combined.pem"` or `{ cert = "...", key = "..." }`.
+/// `tls.resumption`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResumption {
+    pub tickets: Option<bool>,
+    pub ticket_rotation: Option<RawDuration>,
+    pub ticket_key_file: Option<String>,
+    pub cache_size: Option<i64>,
+}
+
+/// One item of `tls.certs`: `"combined.pem"` or `{ cert = "...", key = "...", names, ocsp }`.
 #[derive(Debug)]
 pub(crate) enum RawCert {
     Combined(String),
@@ -121,7 +144,10 @@ pub(crate) enum RawCert {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCertPair {
     pub cert: String,
-    pub key: String,
+    /// Absent: `cert` holds the key too.
+    pub key: Option<String>,
+    pub names: Option<Vec<String>>,
+    pub ocsp: Option<String>,
 }
 
 /// A TOML string or integer, kept as written for the validation stage to judge.
@@ -237,7 +263,7 @@ impl<'de> Deserialize<'de> for RawBind {
 impl<'de> Deserialize<'de> for RawCert {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(str_or_table(
-            "a PEM file path (chain and key) or a table { cert = \"...\", key = \"...\" }",
+            "a PEM file path (chain and key) or a table { cert = \"...\", key = \"...\", names = [...], ocsp = \"...\" }",
             RawCert::Combined,
             RawCert::Split,
         ))
@@ -258,7 +284,8 @@ impl<'de> Visitor<'de> for BindTlsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        RawTls::deserialize(MapAccessDeserializer::new(map)).map(RawBindTls::Settings)
+        RawTls::deserialize(MapAccessDeserializer::new(map))
+            .map(|tls| RawBindTls::Settings(Box::new(tls)))
     }
 }
 

@@ -77,6 +77,7 @@ fn minimal_config_gets_documented_defaults() {
             backup: false,
             maxconn: None,
             check: None,
+            tls: None,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));
@@ -110,7 +111,10 @@ servers = [ { name = "s1", address = "127.0.0.1:8080", weight = 1 } ]
     let fe = &config.frontends[0];
     let tls = fe.binds[0].tls.as_ref().unwrap();
     assert_eq!(
-        tls.certs,
+        tls.certs
+            .iter()
+            .map(|c| c.source.clone())
+            .collect::<Vec<_>>(),
         vec![CertSource::Combined("/etc/tern/certs/rsa.pem".into())]
     );
     assert_eq!(fe.monitor_uri.as_deref(), Some("/test"));
@@ -191,7 +195,7 @@ fn unknown_keys_are_errors_listing_accepted_keys_at_every_level() {
             ),
             5,
             "frontend[0].tls.certs[0].pass",
-            "`cert` or `key`",
+            "`cert`, `key`",
         ),
         (
             &MINIMAL.replace(
@@ -299,12 +303,12 @@ fn missing_serde_required_keys_name_the_key() {
         "frontend[0].bind[0].address",
         "missing field `address`",
     );
-    let text = with_frontend_lines("tls = { certs = [{ cert = \"a\" }] }");
+    let text = with_frontend_lines("tls = { certs = [{ key = \"a\" }] }");
     assert_error(
         &text,
         5,
-        "frontend[0].tls.certs[0].key",
-        "missing field `key`",
+        "frontend[0].tls.certs[0].cert",
+        "missing field `cert`",
     );
 }
 
@@ -322,7 +326,10 @@ fn load_reads_the_file_and_resolves_paths_against_its_directory() {
     std::fs::remove_dir_all(&dir).unwrap();
     let tls = config.unwrap().frontends[0].binds[0].tls.clone().unwrap();
     assert_eq!(
-        tls.certs,
+        tls.certs
+            .iter()
+            .map(|c| c.source.clone())
+            .collect::<Vec<_>>(),
         vec![CertSource::Combined(dir.join("certs/a.pem"))]
     );
 }
@@ -345,12 +352,15 @@ fn relative_config_file_gives_absolute_cert_paths() {
     let cwd = std::env::current_dir().unwrap();
     let tls = config.frontends[0].binds[0].tls.clone().unwrap();
     assert_eq!(
-        tls.certs,
+        tls.certs
+            .iter()
+            .map(|c| c.source.clone())
+            .collect::<Vec<_>>(),
         vec![CertSource::Combined(cwd.join("conf/a.pem"))]
     );
     let config = parse(&text, Path::new("tern.toml")).unwrap();
     let tls = config.frontends[0].binds[0].tls.clone().unwrap();
-    assert_eq!(tls.certs, vec![CertSource::Combined(cwd.join("a.pem"))]);
+    assert_eq!(tls.certs[0].source, CertSource::Combined(cwd.join("a.pem")));
 }
 
 #[test]

@@ -31,7 +31,7 @@ use tern_balance::NoServer;
 use tern_config::{Backend, ObserveOn};
 use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, Method};
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::balance::{InFlight, Placement, Refusal};
 use crate::client::ClientStream;
@@ -100,10 +100,16 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             },
         };
         let sc = &w.stats.servers[b][server];
-        let (mut conn, reused) = match obtain(&w, b, server, std::mem::take(&mut fresh)).await {
+        let host = s.head.host().map(|h| h.get(s.buf.data()));
+        let new_conn = std::mem::take(&mut fresh);
+        let (mut conn, reused) = match obtain(&w, b, server, new_conn, host).await {
             Ok(got) => got,
             Err(e) => {
-                debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
+                if e.is_tls() {
+                    warn!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
+                } else {
+                    debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
+                }
                 bump(&bc.connect_errors);
                 bump(&sc.connect_errors);
                 observe(be, state, server, Seen::ConnectionError);
@@ -281,20 +287,38 @@ async fn unavailable<S: ClientStream>(
     s.answer(Page::Unavailable, complete, head_only).await
 }
 
-/// An idle pooled connection to `server` (true: reused), or a new one.
+/// An idle pooled connection to `server` (true: reused), or a new one, with TLS when the
+/// server has `tls`. `host` is the request's Host value (for `sni = "host"`).
 async fn obtain(
     w: &Worker,
     b: usize,
     server: usize,
     fresh: bool,
+    host: Option<&[u8]>,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
+    let be = &w.shared.snapshot.config.backends[b];
+    let srv = &be.servers[server];
+    let tls = match (
+        &srv.tls,
+        w.shared
+            .snapshot
+            .servers_tls
+            .get(b)
+            .and_then(|s| s.get(server)),
+    ) {
+        (Some(settings), Some(Some(config))) => {
+            let (name, key) = upstream::server_name(settings, host, srv.address.ip());
+            Some(upstream::TlsTarget { config, name, key })
+        }
+        _ => None,
+    };
     if !fresh {
-        if let Some(conn) = w.pools.checkout(b, server) {
+        let key = tls.as_ref().and_then(|t| t.key.as_deref());
+        if let Some(conn) = w.pools.checkout(b, server, key) {
             return Ok((conn, true));
         }
     }
-    let be = &w.shared.snapshot.config.backends[b];
-    let conn = upstream::connect(be.servers[server].address, be.timeouts.connect).await?;
+    let conn = upstream::connect(srv.address, be.timeouts.connect, tls).await?;
     bump(&w.stats.servers[b][server].connects);
     Ok((conn, false))
 }

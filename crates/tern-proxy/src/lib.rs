@@ -13,11 +13,15 @@
 
 #![forbid(unsafe_code)]
 
+mod admission;
 mod balance;
 mod buffer;
+mod cert_probe;
 mod client;
+mod client_hello;
 mod conn;
 mod exchange;
+mod handshake;
 mod health;
 mod listener;
 mod persist;
@@ -28,6 +32,7 @@ mod session;
 pub mod stats;
 mod timer;
 mod tls_io;
+mod tls_stats;
 mod upstream;
 mod worker;
 
@@ -43,11 +48,51 @@ pub use stats::{Stats, StatsSnapshot};
 use worker::{Shared, WorkerListener, WorkerSpec};
 
 /// A configuration ready to run: the validated config plus the TLS configuration built for each
-/// bind (`tls[frontend][bind]`, `None` for plain binds).
+/// bind (`tls[frontend][bind]`, `None` for plain binds) and for each server with `tls`
+/// (`servers_tls[backend][server]`, see [`servers_tls`]).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub config: Config,
     pub tls: Vec<Vec<Option<Arc<ServerConfig>>>>,
+    pub servers_tls: Vec<Vec<Option<Arc<rustls::ClientConfig>>>>,
+}
+
+/// A server's TLS configuration could not be built (its `ca` or `cert` file).
+#[derive(Debug, thiserror::Error)]
+#[error("backend {backend} server {server}: {cause}")]
+pub struct ServerTlsError {
+    pub backend: String,
+    pub server: String,
+    pub cause: tern_tls::TlsError,
+}
+
+/// The client TLS configuration of every server with `tls` (`None` for plain servers), one per
+/// server, shared by all workers and the health checker so that they share its session cache.
+pub fn servers_tls(
+    config: &Config,
+) -> Result<Vec<Vec<Option<Arc<rustls::ClientConfig>>>>, ServerTlsError> {
+    config
+        .backends
+        .iter()
+        .map(|be| {
+            be.servers
+                .iter()
+                .map(|server| {
+                    server
+                        .tls
+                        .as_ref()
+                        .map(|tls| {
+                            tern_tls::upstream_config(tls).map_err(|cause| ServerTlsError {
+                                backend: be.name.clone(),
+                                server: server.name.clone(),
+                                cause,
+                            })
+                        })
+                        .transpose()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Why the proxy could not start.
@@ -68,6 +113,8 @@ pub enum StartError {
         frontend: String,
         address: SocketAddr,
     },
+    #[error("backend {backend} server {server}: TLS is configured but no TLS settings were built")]
+    MissingServerTls { backend: String, server: String },
     #[error("frontend {0} uses a backend that does not exist")]
     UnknownBackend(String),
     #[error("starting worker {index}: {reason}")]
@@ -154,6 +201,7 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         all_stats.push(Arc::clone(&stats));
         let spec = WorkerSpec {
             index,
+            workers: count,
             cpu: cpus.get(index).copied().flatten(),
             shared: Arc::clone(&shared),
             stats,
@@ -199,7 +247,14 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
     // Checks start once every worker serves, so that a server found down is taken out of
     // balancers that exist.
     let config = &shared.snapshot.config;
-    match health::spawn(config, &shared.states, &checker_stats, shutdown_rx) {
+    let servers_tls = &shared.snapshot.servers_tls;
+    match health::spawn(
+        config,
+        servers_tls,
+        &shared.states,
+        &checker_stats,
+        shutdown_rx,
+    ) {
         Ok(checker) => handle.checker = checker,
         Err(e) => {
             handle.shutdown();
@@ -275,7 +330,12 @@ fn bind_all(snapshot: &Snapshot, workers: usize) -> Result<Binding, StartError> 
             for (w, socket) in sockets.into_iter().enumerate() {
                 // Each worker gets its own copy of the TLS configuration, so the reference count
                 // bumped per handshake is not a cache line shared between workers.
-                let tls = tls.as_ref().map(|t| Arc::new(ServerConfig::clone(t)));
+                // Its resolver notes the certificate type chosen, for the counters.
+                let tls = tls.as_ref().map(|t| {
+                    let mut copy = ServerConfig::clone(t);
+                    cert_probe::install(&mut copy);
+                    Arc::new(copy)
+                });
                 per_worker[w].push(WorkerListener {
                     frontend: f,
                     socket,
@@ -308,6 +368,17 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     let global_limit = Arc::new(Semaphore::new(
         cfg.global.maxconn.min(Semaphore::MAX_PERMITS),
     ));
+    for (b, be) in cfg.backends.iter().enumerate() {
+        for (i, server) in be.servers.iter().enumerate() {
+            let built = snapshot.servers_tls.get(b).and_then(|s| s.get(i));
+            if server.tls.is_some() && !matches!(built, Some(Some(_))) {
+                return Err(StartError::MissingServerTls {
+                    backend: be.name.clone(),
+                    server: server.name.clone(),
+                });
+            }
+        }
+    }
     let states = servers::build(&snapshot.config);
     Ok(Shared {
         snapshot,

@@ -5,7 +5,8 @@
 //! least likely to have been closed by the server), capped per server (`max_idle_per_server`),
 //! and closed once idle longer than the backend's `idle_timeout`, or once the server closed them
 //! (see [`ServerConn::is_usable`]) — checked at checkout and by a periodic sweep, so idle
-//! connections never pile up when traffic stops.
+//! connections never pile up when traffic stops. Connections to a server whose TLS name comes
+//! from each request (`sni = "host"`) are reused only for requests with the same name.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -42,12 +43,21 @@ impl Pools {
         })
     }
 
-    /// Takes the most recently used idle connection to `server` that is still usable.
-    pub(crate) fn checkout(&self, backend: usize, server: usize) -> Option<ServerConn> {
+    /// Takes the most recently used idle connection to `server` that is still usable and was
+    /// opened for `key` (the TLS name of a server with `sni = "host"`; `None` for all others,
+    /// whose connections all match, the most recent being the last one).
+    pub(crate) fn checkout(
+        &self,
+        backend: usize,
+        server: usize,
+        key: Option<&str>,
+    ) -> Option<ServerConn> {
         let max_age = self.settings.get(backend)?.idle_timeout;
         let mut idle = self.idle.borrow_mut();
         let list = idle.get_mut(backend)?.get_mut(server)?;
-        while let Some(mut c) = list.pop() {
+        // Bounded: each round removes one connection.
+        while let Some(at) = list.iter().rposition(|c| c.conn.key.as_deref() == key) {
+            let mut c = list.remove(at);
             if c.since.elapsed() < max_age && c.conn.is_usable() {
                 return Some(c.conn);
             }

@@ -200,6 +200,9 @@ pub(crate) struct Relay<'a, S> {
     server_idle: Idle,
     client_progress: bool,
     server_progress: bool,
+    /// Bytes were written to the server since its last flush (TLS keeps records it could not
+    /// send; plain TCP flushes at no cost).
+    server_unflushed: bool,
     last_sent: u64,
 }
 
@@ -253,6 +256,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             server_idle: Idle::default(),
             client_progress: false,
             server_progress: false,
+            server_unflushed: false,
             last_sent,
         }
     }
@@ -332,7 +336,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
         loop {
             if self.up.pending > 0 {
                 let bytes = &self.c.buf.data()[..self.up.pending];
-                match Pin::new(&mut self.s.conn.tcp).poll_write(cx, bytes) {
+                match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
                     Poll::Ready(Ok(0)) => {
                         return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into()))
                     }
@@ -340,6 +344,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                         self.c.buf.consume(n);
                         self.up.pending -= n;
                         self.server_progress = true;
+                        self.server_unflushed = true;
                     }
                     Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
                     Poll::Pending => {
@@ -348,6 +353,10 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                     }
                 }
                 continue;
+            }
+            if !self.flush_server(cx)? {
+                self.up.wait = Wait::Server;
+                return Ok(());
             }
             if self.up.reader.is_done() {
                 return Ok(());
@@ -381,11 +390,12 @@ impl<'a, S: ClientStream> Relay<'a, S> {
         let up = &mut self.up;
         while up.head_pos < up.head_len {
             let bytes = &self.c.out[up.head_pos..up.head_len];
-            match Pin::new(&mut self.s.conn.tcp).poll_write(cx, bytes) {
+            match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
                 Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
                 Poll::Ready(Ok(n)) => {
                     up.head_pos += n;
                     self.server_progress = true;
+                    self.server_unflushed = true;
                 }
                 Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
                 Poll::Pending => {
@@ -394,6 +404,11 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 }
             }
         }
+        if !self.flush_server(cx)? {
+            self.up.wait = Wait::Server;
+            return Ok(false);
+        }
+        let up = &mut self.up;
         (up.head_pos, up.head_len) = (0, 0);
         self.c.out.clear();
         if up.expect {
@@ -401,6 +416,23 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             self.down.tail_pos = 0;
         }
         Ok(true)
+    }
+}
+
+impl<S> Relay<'_, S> {
+    /// Sends what the server stream still holds (TLS records); true once nothing is left.
+    fn flush_server(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
+        if !self.server_unflushed {
+            return Ok(true);
+        }
+        match Pin::new(&mut self.s.conn.stream).poll_flush(cx) {
+            Poll::Ready(Ok(())) => {
+                self.server_unflushed = false;
+                Ok(true)
+            }
+            Poll::Ready(Err(e)) => Err(Fault::ServerIo(e)),
+            Poll::Pending => Ok(false),
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::servers::BackendState;
+pub use crate::tls_stats::{KindSnapshot, TlsCounters, TlsSnapshot};
 
 /// Defines a struct of atomic counters and its plain snapshot twin.
 macro_rules! counters {
@@ -126,6 +127,8 @@ counters! {
 #[derive(Debug)]
 pub struct WorkerStats {
     pub frontends: Vec<FrontendCounters>,
+    /// TLS handshake details of each frontend (`tls_stats.rs`).
+    pub tls: Vec<TlsCounters>,
     pub backends: Vec<BackendCounters>,
     pub servers: Vec<Vec<ServerCounters>>,
 }
@@ -137,6 +140,7 @@ impl WorkerStats {
             frontends: (0..frontends)
                 .map(|_| FrontendCounters::default())
                 .collect(),
+            tls: (0..frontends).map(|_| TlsCounters::default()).collect(),
             backends: servers_per_backend
                 .iter()
                 .map(|_| BackendCounters::default())
@@ -166,6 +170,7 @@ pub struct Stats {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatsSnapshot {
     pub frontends: Vec<FrontendSnapshot>,
+    pub tls: Vec<TlsSnapshot>,
     pub backends: Vec<BackendSnapshot>,
     pub servers: Vec<Vec<ServerSnapshot>>,
     /// Each server's state at the time of the snapshot.
@@ -205,6 +210,10 @@ impl Stats {
                 .resize(w.backends.len(), BackendSnapshot::default());
             snap.servers.resize(w.servers.len(), Vec::new());
             for (c, s) in w.frontends.iter().zip(snap.frontends.iter_mut()) {
+                c.add_to(s);
+            }
+            snap.tls.resize(w.tls.len(), TlsSnapshot::default());
+            for (c, s) in w.tls.iter().zip(snap.tls.iter_mut()) {
                 c.add_to(s);
             }
             for (c, s) in w.backends.iter().zip(snap.backends.iter_mut()) {

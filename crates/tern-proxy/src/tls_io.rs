@@ -28,9 +28,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use rustls::{ProtocolVersion, ServerConfig, ServerConnection};
+use rustls::{ProtocolVersion, ServerConfig, ServerConnection, SignatureAlgorithm};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+
+use crate::cert_probe;
 
 /// Encrypted output above this size is written out during `poll_write` rather than waiting for
 /// the flush, so a large body does not pile up in memory.
@@ -48,6 +50,8 @@ pub(crate) struct TlsStream {
     unflushed: usize,
     /// Encrypted bytes written to the socket so far.
     sent: u64,
+    /// Key algorithm of the certificate sent, noted during the handshake (`cert_probe.rs`).
+    cert: Option<SignatureAlgorithm>,
 }
 
 /// `io::Read` and `io::Write` over the tokio socket for rustls, mapping `Pending` to
@@ -93,9 +97,19 @@ fn invalid(e: rustls::Error) -> io::Error {
 }
 
 impl TlsStream {
-    /// Runs the server side of a TLS handshake on `tcp`.
-    pub(crate) async fn accept(tcp: TcpStream, config: Arc<ServerConfig>) -> io::Result<Self> {
-        let conn = ServerConnection::new(config).map_err(invalid)?;
+    /// Runs the server side of a TLS handshake on `tcp`. `received` holds bytes already read
+    /// from the socket (the ClientHello, when admission looked at it first); usually empty.
+    pub(crate) async fn accept(
+        tcp: TcpStream,
+        config: Arc<ServerConfig>,
+        received: &[u8],
+    ) -> io::Result<Self> {
+        let mut conn = ServerConnection::new(config).map_err(invalid)?;
+        let mut rest = received;
+        while !rest.is_empty() {
+            // A ClientHello is one record, well under rustls' buffer, so this takes one pass.
+            conn.read_tls(&mut rest)?;
+        }
         let mut stream = Self {
             tcp,
             conn,
@@ -103,9 +117,23 @@ impl TlsStream {
             close_sent: false,
             unflushed: 0,
             sent: 0,
+            cert: None,
         };
-        std::future::poll_fn(|cx| stream.poll_handshake(cx)).await?;
+        let mut fed = received.is_empty();
+        std::future::poll_fn(|cx| {
+            if !fed {
+                fed = true;
+                stream.process(cx)?;
+            }
+            stream.poll_handshake(cx)
+        })
+        .await?;
         Ok(stream)
+    }
+
+    /// Key algorithm of the certificate this side sent (`None` for a resumption).
+    pub(crate) fn cert_algorithm(&self) -> Option<SignatureAlgorithm> {
+        self.cert
     }
 
     pub(crate) fn connection(&self) -> &ServerConnection {
@@ -149,7 +177,17 @@ impl TlsStream {
     /// Processes received records; on a TLS error, sends the alert rustls prepared (best effort:
     /// without waiting for the socket) and fails.
     fn process(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
-        if let Err(e) = self.conn.process_new_packets() {
+        let handshaking = self.conn.is_handshaking();
+        if handshaking {
+            cert_probe::clear();
+        }
+        let processed = self.conn.process_new_packets();
+        if handshaking {
+            if let Some(alg) = cert_probe::take() {
+                self.cert = Some(alg);
+            }
+        }
+        if let Err(e) = processed {
             while self.conn.wants_write() {
                 let mut io = Adapter {
                     tcp: &mut self.tcp,

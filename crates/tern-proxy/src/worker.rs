@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
+use crate::admission::Admission;
 use crate::balance::Balancers;
 use crate::pool::Pools;
 use crate::servers::BackendState;
@@ -48,6 +49,8 @@ pub(crate) struct WorkerListener {
 #[derive(Debug)]
 pub(crate) struct WorkerSpec {
     pub index: usize,
+    /// How many workers there are (caps are split between them).
+    pub workers: usize,
     pub cpu: Option<usize>,
     pub shared: Arc<Shared>,
     pub stats: Arc<WorkerStats>,
@@ -62,6 +65,8 @@ pub(crate) struct Worker {
     pub stats: Arc<WorkerStats>,
     pub pools: Rc<Pools>,
     pub balancers: Rc<Balancers>,
+    /// Handshake rate caps; `None` when none is configured.
+    pub admission: Option<Admission>,
     stopping: Cell<bool>,
     stop: Notify,
     sessions: Cell<usize>,
@@ -81,6 +86,7 @@ impl Worker {
             stats: Arc::clone(&spec.stats),
             pools: Pools::new(&pool_shape),
             balancers: Rc::new(balancers),
+            admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
             stopping: Cell::new(false),
             stop: Notify::new(),
             sessions: Cell::new(0),
@@ -222,7 +228,19 @@ async fn accept_loop(
     listener: TcpListener,
     tls: Option<Arc<ServerConfig>>,
 ) {
+    // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
+    // connections wait in the kernel's accept queue (admission.rs).
+    let capped = tls.is_some() && w.admission.as_ref().is_some_and(Admission::has_rate_cap);
     loop {
+        if capped {
+            if let Some(adm) = &w.admission {
+                tokio::select! {
+                    biased;
+                    () = w.stopping() => return,
+                    () = adm.room() => {}
+                }
+            }
+        }
         let accepted = tokio::select! {
             biased;
             () = w.stopping() => return,

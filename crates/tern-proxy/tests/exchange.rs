@@ -56,6 +56,7 @@ fn proxy(server: SocketAddr) -> ProxyHandle {
     tern_proxy::start(Snapshot {
         config,
         tls: vec![vec![None]],
+        servers_tls: Vec::new(),
     })
     .unwrap()
 }

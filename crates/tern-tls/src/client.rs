@@ -94,8 +94,8 @@ pub fn client_config_with_provider(
 
 /// Accepts any server certificate; verifies handshake signatures for real.
 #[derive(Debug)]
-struct InsecureVerifier {
-    provider: Arc<CryptoProvider>,
+pub(crate) struct InsecureVerifier {
+    pub(crate) provider: Arc<CryptoProvider>,
 }
 
 impl ServerCertVerifier for InsecureVerifier {

@@ -72,6 +72,10 @@ pub enum TlsError {
     #[error("certificate #{index}: cannot read its names: {reason}")]
     CertificateNames { index: usize, reason: String },
 
+    /// The session ticket key file is malformed.
+    #[error("{}: invalid ticket key file: {reason}", path.display())]
+    TicketKeys { path: PathBuf, reason: String },
+
     /// rustls refused a configuration or could not create a ticket key.
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),

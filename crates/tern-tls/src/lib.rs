@@ -6,24 +6,31 @@
 //! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`,
 //!   its TLS 1.3 key schedule on keyed HMAC states ([`with_hmac_hkdf`]);
 //! - [`load_certified_key`]: a certificate chain and key from PEM files, checked to match;
-//! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind,
-//!   with SNI certificate selection ([`SniResolver`]) and stateless resumption;
+//! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind:
+//!   its policy (versions, suites, groups, signature schemes, ALPN), its certificates (files,
+//!   a directory, OCSP responses) with SNI selection ([`SniResolver`]), and resumption
+//!   (rotating or file-shared ticket keys, an optional session cache);
 //! - [`self_signed`]: generated certificates for `tern demo` and tests;
 //! - [`client_config`]: client configurations for tests and `tern bench`;
+//! - [`upstream_config`]: the client configuration of TLS to one backend server;
 //! - [`describe`]: a one-line summary of a negotiated session for logs.
 //!
-//! Nothing here does I/O except reading certificate files at load time.
+//! Nothing here does I/O except reading certificate, OCSP and ticket key files at load time.
 
 #![forbid(unsafe_code)]
 
+mod certs;
 mod client;
 mod error;
 mod hkdf;
 mod load;
+mod policy;
 mod provider;
 mod resolver;
 mod selfsigned;
 mod server;
+mod tickets;
+mod upstream;
 
 #[cfg(test)]
 mod tests;
@@ -36,7 +43,8 @@ pub use provider::provider;
 pub use resolver::SniResolver;
 pub use rustls;
 pub use selfsigned::{self_signed, KeyKind, SelfSigned};
-pub use server::{server_config, server_config_from_keys};
+pub use server::{load_cert_dir, server_config, server_config_from_keys};
+pub use upstream::upstream_config;
 
 use rustls::ProtocolVersion;
 

@@ -8,7 +8,9 @@
 //!
 //! Matching follows RFC 6125: an exact name wins over a wildcard; `*.example.com` matches
 //! `a.example.com` but neither `a.b.example.com` nor `example.com`; comparison ignores ASCII case.
-//! The first certificate is the default, served when the client sends no SNI or an unknown name.
+//! The first certificate is the default, served when the client sends no SNI or an unknown name;
+//! with `strict_sni` there is no default and such a handshake fails. Names configured with a
+//! certificate (`names = [...]`) are indexed like those of its SAN.
 //!
 //! When several certificates carry the same name (say an ECDSA and an RSA one, as HAProxy users
 //! configure for old clients), the first in configuration order that can sign with one of the
@@ -33,23 +35,40 @@ pub struct SniResolver {
     exact: HashMap<String, Vec<usize>>,
     /// Lowercased parent domain of a `*.parent` wildcard → indices into `keys`.
     wildcard: HashMap<String, Vec<usize>>,
+    /// No default certificate: unknown or absent SNI fails the handshake (`strict_sni`).
+    strict: bool,
 }
 
 impl SniResolver {
-    /// Indexes the names of `keys`; the first key is the default.
+    /// Indexes the names of `keys` (read from each certificate); the first key is the default.
     pub fn new(keys: Vec<Arc<CertifiedKey>>) -> Result<Self, TlsError> {
-        if keys.is_empty() {
+        let entries = keys
+            .into_iter()
+            .enumerate()
+            .map(|(index, key)| {
+                let names = leaf_names(&key)
+                    .map_err(|reason| TlsError::CertificateNames { index, reason })?;
+                Ok((key, names))
+            })
+            .collect::<Result<Vec<_>, TlsError>>()?;
+        Self::with_names(entries, false)
+    }
+
+    /// Indexes certificates with the names each is served for (lowercased, `*.` wildcards
+    /// allowed); the first is the default unless `strict`, where a handshake whose SNI matches
+    /// no name (or that sends none) gets no certificate and fails.
+    pub(crate) fn with_names(
+        entries: Vec<(Arc<CertifiedKey>, Vec<String>)>,
+        strict: bool,
+    ) -> Result<Self, TlsError> {
+        if entries.is_empty() {
             return Err(TlsError::NoCertificates);
         }
+        let mut keys = Vec::with_capacity(entries.len());
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
         let mut wildcard: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, key) in keys.iter().enumerate() {
-            let names = key
-                .end_entity_cert()
-                .map_err(|err| err.to_string())
-                .and_then(|leaf| cert_names(leaf))
-                .map_err(|reason| TlsError::CertificateNames { index, reason })?;
-            if names.is_empty() && index > 0 {
+        for (index, (key, names)) in entries.into_iter().enumerate() {
+            if names.is_empty() && (index > 0 || strict) {
                 tracing::warn!(
                     index,
                     "certificate has no DNS name and is not the default: unused"
@@ -65,11 +84,13 @@ impl SniResolver {
                     indices.push(index);
                 }
             }
+            keys.push(key);
         }
         Ok(Self {
             keys,
             exact,
             wildcard,
+            strict,
         })
     }
 
@@ -80,10 +101,13 @@ impl SniResolver {
         server_name: Option<&str>,
         schemes: &[SignatureScheme],
     ) -> Option<&Arc<CertifiedKey>> {
-        if self.keys.len() > 1 {
+        if self.keys.len() > 1 || self.strict {
             if let Some(indices) = server_name.and_then(|name| self.candidates(name)) {
                 return self.pick(indices, schemes);
             }
+        }
+        if self.strict {
+            return None;
         }
         self.keys.first()
     }
@@ -123,6 +147,13 @@ impl ResolvesServerCert for SniResolver {
         self.select(client_hello.server_name(), client_hello.signature_schemes())
             .cloned()
     }
+}
+
+/// The lowercased DNS names of a loaded certificate's leaf (see [`cert_names`]).
+pub(crate) fn leaf_names(key: &CertifiedKey) -> Result<Vec<String>, String> {
+    key.end_entity_cert()
+        .map_err(|err| err.to_string())
+        .and_then(|leaf| cert_names(leaf))
 }
 
 /// The lowercased DNS names a certificate is valid for (SAN DNS names, else subject CNs).

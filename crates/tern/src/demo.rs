@@ -33,6 +33,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
         .context("building the demo TLS configuration")?;
     let snapshot = Snapshot {
         tls: vec![vec![Some(tls)]],
+        servers_tls: Vec::new(),
         config,
     };
     let proxy = tern_proxy::start(snapshot.clone()).context("start-up refused")?;
@@ -95,7 +96,7 @@ servers = [ {} ]
     let mut config = tern_config::parse(&text, Path::new("<demo>"))
         .map_err(|e| anyhow::anyhow!("demo configuration: {e}"))?;
     for bind in &mut config.frontends[0].binds {
-        bind.tls = Some(TlsSettings { certs: Vec::new() });
+        bind.tls = Some(TlsSettings::new(Vec::new()));
     }
     Ok(config)
 }

@@ -25,7 +25,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     serve_until_stopped(proxy, &snapshot.config, signals)
 }
 
-/// Loads the certificates of every TLS bind.
+/// Loads the certificates of every TLS bind and the TLS files of every server with `tls`.
 pub fn build_snapshot(config: Config) -> anyhow::Result<Snapshot> {
     let mut tls = Vec::with_capacity(config.frontends.len());
     for fe in &config.frontends {
@@ -42,7 +42,13 @@ pub fn build_snapshot(config: Config) -> anyhow::Result<Snapshot> {
         }
         tls.push(binds);
     }
-    Ok(Snapshot { config, tls })
+    // Client configurations of servers with `tls` (CA bundles, client certificates).
+    let servers_tls = tern_proxy::servers_tls(&config)?;
+    Ok(Snapshot {
+        config,
+        tls,
+        servers_tls,
+    })
 }
 
 /// Prints the bound addresses and the ready line on stdout (scripts and tests wait for them).
@@ -82,8 +88,20 @@ pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> 
             .collect::<Vec<_>>()
             .join(" ")
     };
-    for (fe, s) in config.frontends.iter().zip(&snap.frontends) {
+    for (f, (fe, s)) in config.frontends.iter().zip(&snap.frontends).enumerate() {
         writeln!(out, "stats: frontend {} {}", fe.name, line(s.fields()))?;
+        // TLS details only for frontends that terminate TLS.
+        let Some(tls) = snap
+            .tls
+            .get(f)
+            .filter(|_| fe.binds.iter().any(|b| b.tls.is_some()))
+        else {
+            continue;
+        };
+        for (kind, fields) in tls.lines() {
+            let fields = fields.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+            writeln!(out, "stats: {kind} {} {}", fe.name, line(fields))?;
+        }
     }
     for (b, (be, s)) in config.backends.iter().zip(&snap.backends).enumerate() {
         writeln!(out, "stats: backend {} {}", be.name, line(s.fields()))?;

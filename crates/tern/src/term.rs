@@ -12,9 +12,7 @@ use crate::signals::StopSignals;
 pub fn main(args: &TermArgs) -> anyhow::Result<()> {
     let tls = match &args.tls_cert {
         Some(path) => {
-            let settings = TlsSettings {
-                certs: vec![CertSource::Combined(path.clone())],
-            };
+            let settings = TlsSettings::new(vec![CertSource::Combined(path.clone())]);
             Some(tern_tls::server_config(&settings).context("--tls-cert")?)
         }
         None => None,

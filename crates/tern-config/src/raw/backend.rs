@@ -2,8 +2,9 @@
 //!
 //! Same rules as the rest of the raw stage: `deny_unknown_fields` everywhere, loose value types,
 //! nearly every key optional so the validation stage can report all problems with their paths.
-//! Two keys take several shapes and get hand-written visitors: a server's `check` (`true`,
-//! `false` or a table of overrides) and a check's `expect_status` (a code, a class or a list).
+//! Three keys take several shapes and get hand-written visitors: a server's `check` (`true`,
+//! `false` or a table of overrides), `tls` (the same shapes) and a check's `expect_status` (a
+//! code, a class or a list).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,6 +36,8 @@ pub(crate) struct RawBackend {
     pub stick: Option<RawStick>,
     pub observe: Option<RawObserve>,
     pub check: Option<RawCheck>,
+    /// TLS to every server, unless a server says otherwise.
+    pub tls: Option<RawServerTls>,
     pub servers: Option<Vec<RawServer>>,
 }
 
@@ -128,6 +131,51 @@ pub(crate) struct RawServer {
     pub backup: Option<bool>,
     pub maxconn: Option<i64>,
     pub check: Option<RawServerCheck>,
+    pub tls: Option<RawServerTls>,
+}
+
+/// `tls` of a server or backend: `true`/`false`, or a table of settings.
+#[derive(Debug)]
+pub(crate) enum RawServerTls {
+    Enabled(bool),
+    Table(Box<RawTlsClient>),
+}
+
+/// A `tls` table of a server or backend (TLS from tern to servers).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTlsClient {
+    pub verify: Option<String>,
+    pub ca: Option<String>,
+    pub sni: Option<String>,
+    pub alpn: Option<Vec<String>>,
+    pub cert: Option<String>,
+    pub session_reuse: Option<bool>,
+}
+
+struct ServerTlsVisitor;
+
+impl<'de> Visitor<'de> for ServerTlsVisitor {
+    type Value = RawServerTls;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("`true`, `false` or a table of TLS settings { verify = \"none\", ... }")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(RawServerTls::Enabled(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        RawTlsClient::deserialize(MapAccessDeserializer::new(map))
+            .map(|table| RawServerTls::Table(Box::new(table)))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawServerTls {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ServerTlsVisitor)
+    }
 }
 
 /// A server's `check`: `true`/`false`, or a table overriding the backend's check.

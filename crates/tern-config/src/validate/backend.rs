@@ -29,6 +29,7 @@ impl Checker<'_> {
         };
         let mut servers = self.servers(raw.servers.as_deref(), &path.key("servers"));
         self.server_checks(raw, &mut servers, path);
+        self.server_tls(raw, &mut servers, path);
         Backend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             balance: self.balance(raw, path),
@@ -125,6 +126,8 @@ impl Checker<'_> {
             maxconn: self.server_maxconn(raw.maxconn, &path.key("maxconn")),
             // Set by `server_checks`, which needs the whole backend.
             check: None,
+            // Set by `server_tls`, which needs the backend's default.
+            tls: None,
         }
     }
 }

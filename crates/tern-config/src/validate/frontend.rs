@@ -1,5 +1,5 @@
-//! Frontend checks: binds and their addresses, TLS inheritance, certificate paths, timeouts and
-//! request limits.
+//! Frontend checks: binds and their addresses, TLS inheritance, timeouts and request limits
+//! (the TLS table itself is checked in `tls.rs`).
 //!
 //! A bind inherits the frontend's `tls` unless it says otherwise (`tls = false`, or its own
 //! table), so the common case — every bind of a frontend terminating TLS with the same
@@ -11,10 +11,8 @@ use std::time::Duration;
 
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Bind, CertSource, Frontend, FrontendTimeouts, RequestLimits, TlsSettings};
-use crate::raw::{
-    RawBind, RawBindTls, RawCert, RawFrontend, RawFrontendTimeouts, RawLimits, RawTls,
-};
+use crate::model::{Bind, Frontend, FrontendTimeouts, RequestLimits, TlsSettings};
+use crate::raw::{RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawLimits};
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
 const MIN_HEAD_SIZE: u64 = 8 * 1024;
@@ -113,40 +111,9 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn tls(&mut self, raw: &RawTls, path: &KeyPath) -> Option<TlsSettings> {
-        let certs_path = path.key("certs");
-        let Some(certs) = &raw.certs else {
-            self.issue(
-                &certs_path,
-                "missing key `certs`: list at least one certificate",
-            );
-            return None;
-        };
-        if certs.is_empty() {
-            self.issue(&certs_path, "must list at least one certificate");
-            return None;
-        }
-        let certs = certs
-            .iter()
-            .enumerate()
-            .map(|(i, cert)| self.cert(cert, &certs_path.index(i)))
-            .collect();
-        Some(TlsSettings { certs })
-    }
-
-    fn cert(&mut self, raw: &RawCert, path: &KeyPath) -> CertSource {
-        match raw {
-            RawCert::Combined(file) => CertSource::Combined(self.file_path(file, path)),
-            RawCert::Split(pair) => CertSource::Split {
-                cert: self.file_path(&pair.cert, &path.key("cert")),
-                key: self.file_path(&pair.key, &path.key("key")),
-            },
-        }
-    }
-
     /// Resolves a file path against the config file's directory and makes it absolute. The file
     /// is not opened: the TLS crate loads it and reports its own errors.
-    fn file_path(&mut self, raw: &str, path: &KeyPath) -> PathBuf {
+    pub(super) fn file_path(&mut self, raw: &str, path: &KeyPath) -> PathBuf {
         if raw.is_empty() {
             self.issue(path, "file path must not be empty");
             return PathBuf::new();

@@ -11,16 +11,21 @@
 //! `persistence`, and the queue in `protection`.
 
 mod backend;
+mod backend_tls;
 mod balance;
 mod frontend;
 mod health;
 mod persistence;
 mod protection;
+mod tls;
+mod tls_policy;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_frontend;
+#[cfg(test)]
+mod tests_tls;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -121,6 +126,20 @@ impl<'b> Checker<'b> {
                 Duration::from_secs(5),
             ),
             backlog: self.int_in(&path.key("backlog"), raw.backlog, 1..=65_535, 1024) as u32,
+            max_tls_handshake_rate: self
+                .opt_int_in(
+                    &path.key("max_tls_handshake_rate"),
+                    raw.max_tls_handshake_rate,
+                    1..=10_000_000,
+                )
+                .map(|n| n as u32),
+            max_tls_handshakes_per_source: self
+                .opt_int_in(
+                    &path.key("max_tls_handshakes_per_source"),
+                    raw.max_tls_handshakes_per_source,
+                    1..=10_000_000,
+                )
+                .map(|n| n as u32),
         }
     }
 

@@ -94,15 +94,11 @@ fn binds_inherit_or_override_the_frontend_tls() {
          { address = \"127.0.0.1:4\", tls = { certs = [{ cert = \"/abs/c.pem\", key = \"k.pem\" }] } },\n]",
     );
     let binds = &parse_ok(&text).frontends[0].binds;
-    let main = TlsSettings {
-        certs: vec![CertSource::Combined("/etc/tern/main.pem".into())],
-    };
-    let own = TlsSettings {
-        certs: vec![CertSource::Split {
-            cert: "/abs/c.pem".into(),
-            key: "/etc/tern/k.pem".into(),
-        }],
-    };
+    let main = TlsSettings::new(vec![CertSource::Combined("/etc/tern/main.pem".into())]);
+    let own = TlsSettings::new(vec![CertSource::Split {
+        cert: "/abs/c.pem".into(),
+        key: "/etc/tern/k.pem".into(),
+    }]);
     let got: Vec<(SocketAddr, Option<TlsSettings>)> =
         binds.iter().map(|b| (b.address, b.tls.clone())).collect();
     assert_eq!(
@@ -176,7 +172,7 @@ fn cert_paths_resolve_against_the_config_directory() {
         .unwrap()
         .certs;
     assert_eq!(
-        certs,
+        certs.into_iter().map(|c| c.source).collect::<Vec<_>>(),
         vec![
             CertSource::Combined("/etc/tern/a.pem".into()),
             CertSource::Combined("/etc/tern/../b.pem".into()),

@@ -176,7 +176,7 @@ async fn run(
             let verdict = match req {
                 None => Ok(Verdict::new(
                     CheckCode::L6Ok,
-                    tern_tls::describe(stream.get_ref().1),
+                    session_text(stream.get_ref().1),
                 )),
                 Some(req) => http::exchange(&mut stream, req, check.address, deadline, limit).await,
             };
@@ -211,6 +211,16 @@ async fn handshake(
         )),
         Ok(Ok(stream)) => Ok(stream),
     }
+}
+
+/// The negotiated session for the check's detail, marked when it was resumed (servers with
+/// `tls` share their session cache with the checks).
+fn session_text(conn: &rustls::ClientConnection) -> String {
+    let mut text = tern_tls::describe(conn);
+    if conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+        text.push_str(" resumed");
+    }
+    text
 }
 
 /// The check's deadline passed during `step`; `limit` is the whole check's timeout.

@@ -28,13 +28,16 @@ use crate::servers::BackendState;
 use crate::stats::{bump, ServerCounters, WorkerStats};
 
 /// Starts the checker thread if any server is checked; it runs until `shutdown` turns true.
+/// `servers_tls` holds the TLS configuration of servers with `tls`: their TLS checks use it, so
+/// they verify as the data path does and resume sessions.
 pub(crate) fn spawn(
     config: &Config,
+    servers_tls: &ServersTls,
     states: &Arc<Vec<BackendState>>,
     stats: &Arc<WorkerStats>,
     shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<Option<std::thread::JoinHandle<()>>> {
-    let jobs = jobs(config, states, stats);
+    let jobs = jobs(config, servers_tls, states, stats);
     if jobs.is_empty() {
         return Ok(None);
     }
@@ -50,7 +53,8 @@ pub(crate) fn spawn(
                 let mut tasks = tokio::task::JoinSet::new();
                 for (i, job) in jobs.into_iter().enumerate() {
                     let first = spread(i, count, job.check.interval);
-                    tasks.spawn(run(job, first, Arc::clone(&tls), shutdown.clone()));
+                    let tls = job.tls.clone().unwrap_or_else(|| Arc::clone(&tls));
+                    tasks.spawn(run(job, first, tls, shutdown.clone()));
                 }
                 while tasks.join_next().await.is_some() {}
             });
@@ -70,10 +74,20 @@ struct Job {
     check: Check,
     on_error: Option<ConfigOnError>,
     slowstart: Option<Duration>,
+    /// The server's own TLS configuration, when it has `tls`.
+    tls: Option<Arc<rustls::ClientConfig>>,
 }
 
+/// The TLS configurations of servers, `[backend][server]` (`None`: plain).
+pub(crate) type ServersTls = [Vec<Option<Arc<rustls::ClientConfig>>>];
+
 /// Every checked server of the configuration.
-fn jobs(config: &Config, states: &Arc<Vec<BackendState>>, stats: &Arc<WorkerStats>) -> Vec<Job> {
+fn jobs(
+    config: &Config,
+    servers_tls: &ServersTls,
+    states: &Arc<Vec<BackendState>>,
+    stats: &Arc<WorkerStats>,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (b, be) in config.backends.iter().enumerate() {
         for (i, server) in be.servers.iter().enumerate() {
@@ -93,14 +107,17 @@ fn jobs(config: &Config, states: &Arc<Vec<BackendState>>, stats: &Arc<WorkerStat
                 check,
                 on_error: be.observe.map(|o| o.on_error),
                 slowstart: be.slowstart,
+                tls: servers_tls.get(b).and_then(|s| s.get(i)).cloned().flatten(),
             });
         }
     }
     jobs
 }
 
-/// The client configuration of TLS checks: no certificate verification (a check tests that the
-/// server answers, not who it is), no session resumption (each check is a full handshake).
+/// The client configuration of TLS checks of servers without `tls` of their own: no certificate
+/// verification (a check tests that the server answers, not who it is), no session resumption
+/// (each check is a full handshake). Servers with `tls` are checked with their own
+/// configuration (verification as configured, sessions resumed).
 fn check_tls() -> Arc<rustls::ClientConfig> {
     tern_tls::client_config(&tern_tls::ClientOptions {
         resumption: false,

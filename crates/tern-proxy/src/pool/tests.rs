@@ -17,7 +17,7 @@ const SETTINGS: PoolSettings = PoolSettings {
 /// A server connection from tern's side, and the server's side of it.
 async fn pair(listener: &TcpListener) -> (ServerConn, std::net::TcpStream) {
     let addr = listener.local_addr().unwrap();
-    let conn = upstream::connect(addr, Duration::from_secs(5))
+    let conn = upstream::connect(addr, Duration::from_secs(5), None)
         .await
         .unwrap();
     let (server, _) = listener.accept().await.unwrap();
@@ -25,7 +25,7 @@ async fn pair(listener: &TcpListener) -> (ServerConn, std::net::TcpStream) {
 }
 
 fn local_port(c: &ServerConn) -> u16 {
-    c.tcp.local_addr().unwrap().port()
+    c.stream.tcp().local_addr().unwrap().port()
 }
 
 #[tokio::test]
@@ -41,9 +41,9 @@ async fn most_recent_first_and_capped_per_server() {
         pools.checkin(0, 0, conn);
     }
     // The third went over the cap of two and was closed.
-    assert_eq!(local_port(&pools.checkout(0, 0).unwrap()), ports[1]);
-    assert_eq!(local_port(&pools.checkout(0, 0).unwrap()), ports[0]);
-    assert!(pools.checkout(0, 0).is_none());
+    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), ports[1]);
+    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), ports[0]);
+    assert!(pools.checkout(0, 0, None).is_none());
 }
 
 #[tokio::test]
@@ -54,15 +54,15 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     let (closed, server) = pair(&listener).await;
     drop(server);
     // Wait until the event loop has seen the close (readiness is what the pool looks at).
-    closed.tcp.readable().await.unwrap();
+    closed.stream.tcp().readable().await.unwrap();
     pools.checkin(0, 0, closed);
 
     let (stray, mut server) = pair(&listener).await;
     server.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
-    stray.tcp.readable().await.unwrap();
+    stray.stream.tcp().readable().await.unwrap();
     pools.checkin(0, 0, stray);
     assert!(
-        pools.checkout(0, 0).is_none(),
+        pools.checkout(0, 0, None).is_none(),
         "stray bytes or a close: discarded"
     );
 
@@ -70,7 +70,7 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     let port = local_port(&quiet);
     pools.checkin(0, 0, quiet);
     assert_eq!(pools.sweep(), 1, "a quiet connection stays");
-    assert_eq!(local_port(&pools.checkout(0, 0).unwrap()), port);
+    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), port);
 }
 
 #[tokio::test]
@@ -86,7 +86,7 @@ async fn idle_connections_expire_at_checkout_and_in_the_sweep() {
     let (b, _sb) = pair(&listener).await;
     pools.checkin(0, 0, a);
     pools.checkin(0, 1, b);
-    assert!(pools.checkout(0, 0).is_none(), "expired at checkout");
+    assert!(pools.checkout(0, 0, None).is_none(), "expired at checkout");
     assert_eq!(pools.sweep(), 0, "expired in the sweep");
 }
 
@@ -96,7 +96,7 @@ async fn unknown_backends_and_servers_are_ignored() {
     let pools = Pools::new(&[(1, SETTINGS)]);
     let (conn, _server) = pair(&listener).await;
     pools.checkin(3, 0, conn);
-    assert!(pools.checkout(3, 0).is_none());
-    assert!(pools.checkout(0, 7).is_none());
+    assert!(pools.checkout(3, 0, None).is_none());
+    assert!(pools.checkout(0, 7, None).is_none());
     assert_eq!(pools.sweep(), 0);
 }

@@ -86,7 +86,7 @@ impl<S: ClientStream> Relay<'_, S> {
                     }
                 }
             }
-            match conn.buf.poll_read_from(&mut conn.tcp, cx) {
+            match conn.buf.poll_read_from(&mut conn.stream, cx) {
                 Poll::Ready(Ok(0)) => return Err(Fault::ServerClosed),
                 Poll::Ready(Ok(_)) => {
                     self.down.received = true;
@@ -181,7 +181,7 @@ impl<S: ClientStream> Relay<'_, S> {
     /// Reads more of the response body into the (empty) server buffer; false when pending.
     fn fill(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
         let conn = &mut *self.s.conn;
-        match conn.buf.poll_read_from(&mut conn.tcp, cx) {
+        match conn.buf.poll_read_from(&mut conn.stream, cx) {
             Poll::Ready(Ok(0)) => {
                 // End of stream: the end of a body delimited by close, else a truncated one.
                 self.down.reader.finish().map_err(|_| Fault::ServerClosed)?;

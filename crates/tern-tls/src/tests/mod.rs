@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod features;
 mod handshake;
 mod load;
 mod sni;

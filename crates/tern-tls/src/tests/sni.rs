@@ -18,7 +18,7 @@ fn configured(dir: &TempDir, sets: &[&[&str]]) -> (TlsSettings, Vec<CertificateD
         certs.push(CertSource::Combined(dir.write(&format!("{i}.pem"), pem)));
         leaves.push(generated.certified_key.cert[0].clone());
     }
-    (TlsSettings { certs }, leaves)
+    (TlsSettings::new(certs), leaves)
 }
 
 fn served_for(config: &Arc<rustls::ServerConfig>, name: &str) -> CertificateDer<'static> {
@@ -73,14 +73,16 @@ fn load_errors_surface_from_server_config() {
     let dir = TempDir::new();
     let (mut settings, _) = configured(&dir, &[&["a.test"]]);
     let missing = dir.path().join("missing.pem");
-    settings.certs.push(CertSource::Combined(missing.clone()));
+    settings
+        .certs
+        .push(CertSource::Combined(missing.clone()).into());
     let err = server_config(&settings).unwrap_err();
     assert!(
         matches!(err, TlsError::Read { ref path, .. } if *path == missing),
         "{err:?}"
     );
     assert!(matches!(
-        server_config(&TlsSettings { certs: vec![] }),
+        server_config(&TlsSettings::new(vec![])),
         Err(TlsError::NoCertificates)
     ));
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Keep-alive latency under a flood of full TLS handshakes, with and without the handshake rate
+# cap (`global.max_tls_handshake_rate`, issue 5).
+#
+# 1. Capacity: closed-loop full TLS 1.3 ECDSA handshakes (one request each) against tern pinned
+#    on CPU $SERVER_CPU (one worker): CAPACITY handshakes/s.
+# 2. For each mode (no cap; cap = $CAP_SHARE × CAPACITY), a fresh tern:
+#    - unloaded: keep-alive clients, open loop at $KA_RATE requests/s over $KA_CONNS connections,
+#      $DURATION s: p99;
+#    - flooded: the same, while a second client opens full handshakes at $FLOOD_FACTOR × CAPACITY
+#      per second (open loop, --requests-per-conn 1, at most $FLOOD_CONNS at once): p99, and what
+#      the flood got through.
+#    Goal (issue 5): flooded p99 ≤ 2 × unloaded p99 with the cap.
+# Both clients run on CPU $CLIENT_CPU (one thread each); on a 2-CPU machine they share it, so
+# the client side is part of what is measured: see BENCHMARKS.md for the caveats.
+#
+# Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
+#   bench/handshake-flood.sh
+#   DURATION=20 KA_RATE=2000 bench/handshake-flood.sh
+source "$(dirname "$0")/lib.sh"
+
+KA_RATE=${KA_RATE:-1000}
+KA_CONNS=${KA_CONNS:-16}
+FLOOD_FACTOR=${FLOOD_FACTOR:-2}
+FLOOD_CONNS=${FLOOD_CONNS:-1024}
+CAP_SHARE=${CAP_SHARE:-0.9}
+CERT=${CERT:-ecdsa}
+
+find_client
+have_tern_run || die "no tern binary at $TERN: run 'cargo build --release'"
+[[ -s bench/certs/$CERT.pem ]] || die "bench/certs/$CERT.pem missing: run bench/certs.sh"
+
+# tern config; $1 = the cap line (or empty).
+flood_config() {
+    cat <<CFG
+[global]
+workers = 1
+cpus = [$SERVER_CPU]
+maxconn = 10000
+$1
+
+[[frontend]]
+name = "web"
+bind = ["127.0.0.1:$FRONT_PORT"]
+tls = { certs = ["$PWD/bench/certs/$CERT.pem"] }
+monitor_uri = "/test"
+default_backend = "app"
+timeouts = { handshake = "5s" }
+
+[[backend]]
+name = "app"
+servers = [ { name = "s1", address = "127.0.0.1:$BACKEND_PORT" } ]
+CFG
+}
+
+start_tern() {
+    flood_config "$1" >"$TMP/tern.toml"
+    start_pinned "$SERVER_CPU" tern "$TERN" run -c "$TMP/tern.toml"
+    TERN_PID=$LAST_PID
+    wait_port "$FRONT_PORT" "$TERN_PID"
+}
+
+client() {
+    taskset -c "$CLIENT_CPU" "${CLIENT[@]}" "https://127.0.0.1:$FRONT_PORT/test" \
+        --cpus "$CLIENT_CPU" --threads 1 --tls-version 1.3 --sni localhost "$@"
+}
+
+echo "handshake flood: TLS 1.3 $CERT, tern on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU"
+start_tern ""
+client -c 64 --requests-per-conn 1 -d "$DURATION" --warmup 1 --json "$TMP/capacity.json" \
+    >"$TMP/capacity.txt" || die "capacity run failed: $(cat "$TMP/capacity.txt")"
+stop_pid "$TERN_PID"
+CAPACITY=$(json_get "$TMP/capacity.json" connections_per_s)
+CAP=$(calc "$CAPACITY * $CAP_SHARE" 0)
+FLOOD=$(calc "$CAPACITY * $FLOOD_FACTOR" 0)
+echo "capacity: $CAPACITY full handshakes/s; cap $CAP/s; flood $FLOOD/s; keep-alive $KA_RATE req/s"
+echo
+printf '%-8s %14s %14s %7s %12s %10s %10s\n' mode "p99 unloaded" "p99 flooded" ratio \
+    "flood hs/s" "ka errors" "flood err"
+for mode in nocap cap; do
+    line=""
+    [[ $mode == cap ]] && line="max_tls_handshake_rate = $CAP"
+    start_tern "$line"
+    client -c "$KA_CONNS" --rate "$KA_RATE" -d "$DURATION" --warmup 1 \
+        --json "$TMP/$mode-ka0.json" >"$TMP/$mode-ka0.txt" ||
+        die "keep-alive run failed: $(cat "$TMP/$mode-ka0.txt")"
+    client -c "$FLOOD_CONNS" --rate "$FLOOD" --requests-per-conn 1 -d "$((DURATION + 2))" \
+        --warmup 0 --json "$TMP/$mode-flood.json" >"$TMP/$mode-flood.txt" 2>&1 &
+    flood_pid=$!
+    client -c "$KA_CONNS" --rate "$KA_RATE" -d "$DURATION" --warmup 1 \
+        --json "$TMP/$mode-ka1.json" >"$TMP/$mode-ka1.txt" ||
+        die "keep-alive run under flood failed: $(cat "$TMP/$mode-ka1.txt")"
+    wait "$flood_pid" || true
+    stop_pid "$TERN_PID"
+    p0=$(json_get "$TMP/$mode-ka0.json" p99)
+    p1=$(json_get "$TMP/$mode-ka1.json" p99)
+    hs=n/a
+    ferr=n/a
+    if [[ -s $TMP/$mode-flood.json ]]; then
+        hs=$(json_get "$TMP/$mode-flood.json" connections_per_s)
+        ferr=$(json_get "$TMP/$mode-flood.json" errors_total)
+    fi
+    printf '%-8s %12s µs %12s µs %7s %12s %10s %10s\n' "$mode" "$p0" "$p1" \
+        "$(calc "$p1 / ($p0 > 0 ? $p0 : 1)" 2)" "$hs" \
+        "$(json_get "$TMP/$mode-ka1.json" errors_total)" "$ferr"
+done
+echo
+echo "tern's counters of the last run (cap):"
+grep '^stats: tls web' "$TMP/tern.log" | tr ' ' '\n' | grep -E '^(rate_|source_|resume_|full_tls13)' |
+    tr '\n' ' '
+echo

@@ -1,0 +1,209 @@
+//! The TLS handshake of a session: admission (when a cap is configured), the handshake under
+//! the bind's `handshake` timeout, and its counting.
+//!
+//! One deadline, set at accept, covers reading the ClientHello, waiting for the rate cap and the
+//! handshake itself, so a connection never lives longer than `handshake` before it is served or
+//! closed, however it spent the time. What each phase's expiry is counted as: reading the
+//! ClientHello or handshaking → a handshake timeout (`tls_timeouts`, `fail_timeout`); waiting for
+//! the rate cap → `rate_expired` (the client did nothing wrong; tern chose not to serve it).
+
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use rustls::{Error, HandshakeKind, PeerIncompatible, ServerConfig};
+use tokio::net::TcpStream;
+use tokio::time::{timeout_at, Instant};
+use tracing::debug;
+
+use crate::admission::{Admission, Admitted};
+use crate::client_hello::{self, Peek};
+use crate::stats::bump;
+use crate::tls_io::TlsStream;
+use crate::tls_stats::{AdmissionEvent, Failure, Negotiated};
+use crate::worker::Worker;
+
+/// What admission decided for one connection.
+struct Admit {
+    /// The bytes read to judge the ClientHello, handed to rustls.
+    received: Vec<u8>,
+    /// The ClientHello offered resumption and was let through without a token.
+    resumption_offer: bool,
+    /// Time spent waiting for the rate cap (not part of the handshake's latency).
+    waited: std::time::Duration,
+}
+
+/// Runs the handshake of an accepted connection; `None` if it failed or was refused (counted
+/// and logged here).
+pub(crate) async fn run(
+    w: &Rc<Worker>,
+    frontend: usize,
+    mut tcp: TcpStream,
+    peer: SocketAddr,
+    config: Arc<ServerConfig>,
+) -> Option<TlsStream> {
+    let accepted = Instant::now();
+    let deadline = accepted
+        + w.shared.snapshot.config.frontends[frontend]
+            .timeouts
+            .handshake;
+    let counters = &w.stats.frontends[frontend];
+    let tls = &w.stats.tls[frontend];
+    let admit = match &w.admission {
+        None => Admit {
+            received: Vec::new(),
+            resumption_offer: false,
+            waited: std::time::Duration::ZERO,
+        },
+        Some(adm) => admit(adm, w, frontend, &mut tcp, peer, deadline).await?,
+    };
+    let handshake = TlsStream::accept(tcp, config, &admit.received);
+    let stream = match timeout_at(deadline, handshake).await {
+        Err(_) => {
+            bump(&counters.tls_timeouts);
+            tls.failed(Failure::Timeout);
+            debug!(%peer, "TLS handshake timed out");
+            return None;
+        }
+        Ok(Err(e)) => {
+            bump(&counters.tls_failures);
+            tls.failed(classify(&e));
+            debug!(%peer, error = %e, "TLS handshake failed");
+            return None;
+        }
+        Ok(Ok(stream)) => stream,
+    };
+    let conn = stream.connection();
+    let kind = conn.handshake_kind();
+    if kind == Some(HandshakeKind::Resumed) {
+        bump(&counters.tls_resumed);
+    } else {
+        bump(&counters.tls_full);
+        if admit.resumption_offer {
+            if let Some(adm) = &w.admission {
+                adm.charge_full(peer.ip());
+            }
+            tls.admission(AdmissionEvent::ResumeFallback);
+        }
+    }
+    tls.completed(&Negotiated {
+        kind,
+        version: conn.protocol_version(),
+        suite: conn.negotiated_cipher_suite().map(|s| s.suite()),
+        group: conn.negotiated_key_exchange_group().map(|g| g.name()),
+        cert: stream.cert_algorithm(),
+        latency: accepted.elapsed().saturating_sub(admit.waited),
+    });
+    Some(stream)
+}
+
+/// Reads the ClientHello and applies the caps.
+async fn admit(
+    adm: &Admission,
+    w: &Worker,
+    frontend: usize,
+    tcp: &mut TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+) -> Option<Admit> {
+    let counters = &w.stats.frontends[frontend];
+    let tls = &w.stats.tls[frontend];
+    let mut received = Vec::with_capacity(2048);
+    let peek = match timeout_at(deadline, client_hello::read(tcp, &mut received)).await {
+        Err(_) => {
+            bump(&counters.tls_timeouts);
+            tls.failed(Failure::Timeout);
+            debug!(%peer, "TLS handshake timed out before the ClientHello");
+            return None;
+        }
+        Ok(Err(e)) => {
+            bump(&counters.tls_failures);
+            tls.failed(Failure::Other);
+            debug!(%peer, error = %e, "TLS handshake failed before the ClientHello");
+            return None;
+        }
+        Ok(Ok(peek)) => peek,
+    };
+    let mut admit = Admit {
+        received,
+        resumption_offer: false,
+        waited: std::time::Duration::ZERO,
+    };
+    match peek {
+        // Not TLS: rustls refuses it at once, for no CPU worth capping.
+        Peek::NotHello | Peek::Incomplete => return Some(admit),
+        Peek::Hello { resumption: true } => {
+            tls.admission(AdmissionEvent::ResumeOffer);
+            admit.resumption_offer = true;
+            return Some(admit);
+        }
+        Peek::Hello { resumption: false } => {}
+    }
+    if !adm.source_allows(peer.ip()) {
+        tls.admission(AdmissionEvent::SourceRefused);
+        debug!(%peer, "TLS handshake refused: source over its handshake budget");
+        return None;
+    }
+    let start = Instant::now();
+    match timeout_at(deadline, adm.full_handshake()).await {
+        Err(_) => {
+            tls.admission(AdmissionEvent::RateExpired);
+            debug!(%peer, "closed: waited for the handshake rate cap past the handshake timeout");
+            None
+        }
+        Ok(Admitted::AtOnce) => Some(admit),
+        Ok(Admitted::Delayed) => {
+            tls.admission(AdmissionEvent::RateDelayed);
+            admit.waited = start.elapsed();
+            Some(admit)
+        }
+    }
+}
+
+/// Sorts a handshake error into a failure reason.
+fn classify(e: &io::Error) -> Failure {
+    let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) else {
+        return Failure::Other;
+    };
+    match tls {
+        Error::PeerIncompatible(p) => match p {
+            PeerIncompatible::NoCipherSuitesInCommon
+            | PeerIncompatible::NoKxGroupsInCommon
+            | PeerIncompatible::NoSignatureSchemesInCommon
+            | PeerIncompatible::NoEcPointFormatsInCommon => Failure::NoSharedCipher,
+            PeerIncompatible::SupportedVersionsExtensionRequired
+            | PeerIncompatible::Tls12NotOffered
+            | PeerIncompatible::Tls12NotOfferedOrEnabled
+            | PeerIncompatible::ServerDoesNotSupportTls12Or13 => Failure::Version,
+            _ => Failure::Protocol,
+        },
+        Error::InvalidCertificate(_) | Error::NoCertificatesPresented => Failure::BadCertificate,
+        Error::AlertReceived(alert) => {
+            use rustls::AlertDescription as A;
+            match alert {
+                A::BadCertificate
+                | A::UnsupportedCertificate
+                | A::CertificateRevoked
+                | A::CertificateExpired
+                | A::CertificateUnknown
+                | A::UnknownCA
+                | A::CertificateRequired => Failure::BadCertificate,
+                A::ProtocolVersion => Failure::Version,
+                A::HandshakeFailure | A::InsufficientSecurity => Failure::NoSharedCipher,
+                _ => Failure::Other,
+            }
+        }
+        // rustls' only error when the certificate resolver finds nothing for the name.
+        Error::General(msg) if msg == "no server certificate chain resolved" => Failure::UnknownSni,
+        Error::InvalidMessage(_)
+        | Error::InappropriateMessage { .. }
+        | Error::InappropriateHandshakeMessage { .. }
+        | Error::PeerMisbehaved(_)
+        | Error::DecryptError => Failure::Protocol,
+        _ => Failure::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests;
