@@ -15,6 +15,8 @@
 pub mod client;
 pub mod config;
 pub mod process;
+/// Frontend TLS feature tests only; not re-exported (see the module docs).
+pub mod tls_client;
 
 pub use client::*;
 pub use config::*;
