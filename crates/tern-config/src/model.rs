@@ -11,9 +11,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod client_auth;
 mod tls;
 mod tls_names;
 
+pub use client_auth::{ClientAuth, ClientVerify};
 pub use tls::*;
 
 mod backend_tls;
@@ -72,6 +74,10 @@ pub struct Frontend {
     pub x_forwarded_for: bool,
     /// Set `X-Forwarded-Proto` to `https` or `http` according to the bind.
     pub x_forwarded_proto: bool,
+    /// Pass the client certificate's verification result, subject and SHA-256 fingerprint to
+    /// servers in `X-SSL-Client-*` headers, and drop those a client sent
+    /// (`client_cert_headers`).
+    pub client_cert_headers: bool,
     pub limits: RequestLimits,
 }
 

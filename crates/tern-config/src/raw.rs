@@ -20,8 +20,10 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 mod backend;
+mod client_auth;
 
 pub(crate) use backend::*;
+pub(crate) use client_auth::RawClientAuth;
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -60,6 +62,7 @@ pub(crate) struct RawFrontend {
     pub maxconn: Option<i64>,
     pub x_forwarded_for: Option<bool>,
     pub x_forwarded_proto: Option<bool>,
+    pub client_cert_headers: Option<bool>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,
     #[serde(default)]
@@ -121,6 +124,7 @@ pub(crate) struct RawTls {
     pub alpn: Option<Vec<String>>,
     pub prefer_server_ciphers: Option<bool>,
     pub resumption: Option<RawResumption>,
+    pub client_auth: Option<RawClientAuth>,
 }
 
 /// `tls.resumption`.

@@ -14,7 +14,8 @@
 //!   to Transfer-Encoding is dropped (RFC 9112 §6.3);
 //! - requests: origin-form target (an absolute-form target's authority becomes the Host value,
 //!   userinfo excluded, RFC 9112 §3.2.2), HTTP/1.1, `X-Forwarded-For` appended to the existing
-//!   chain (all values joined into one field, then `, client`), `X-Forwarded-Proto` set;
+//!   chain (all values joined into one field, then `, client`), `X-Forwarded-Proto` set,
+//!   `X-SSL-Client-*` replaced by tern's own when the client certificate is passed on;
 //! - responses: HTTP/1.1 status line, framing chosen for the client ([`ClientBody`]) and
 //!   `Connection: close` when tern will close the client connection after the response.
 //!
@@ -33,6 +34,9 @@ use crate::span::Version;
 pub struct Forwarding {
     forwarded_for: Option<Box<[u8]>>,
     forwarded_proto: Option<&'static [u8]>,
+    /// `X-SSL-Client-*` field lines, formatted once per connection (see
+    /// [`Forwarding::with_client_cert`]).
+    client_cert: Option<Box<[u8]>>,
 }
 
 impl Forwarding {
@@ -52,6 +56,37 @@ impl Forwarding {
         self.forwarded_proto = Some(if tls { b"https" } else { b"http" });
         self
     }
+
+    /// Tells the server about the client's certificate, HAProxy-style: `X-SSL-Client-Verify:
+    /// SUCCESS` with `X-SSL-Client-DN` (the subject) and `X-SSL-Client-SHA256` (the
+    /// fingerprint) for a verified certificate (`Some((subject, sha256))`), `X-SSL-Client-Verify:
+    /// NONE` without one. Every `X-SSL-Client-*` field the client sent is removed, so the server
+    /// can trust these. Bytes outside printable ASCII in the values are dropped.
+    pub fn with_client_cert(mut self, cert: Option<(&str, &str)>) -> Self {
+        let mut lines = Vec::new();
+        match cert {
+            Some((subject, sha256)) => {
+                line(&mut lines, b"X-SSL-Client-Verify", b"SUCCESS");
+                printable_line(&mut lines, b"X-SSL-Client-DN", subject);
+                printable_line(&mut lines, b"X-SSL-Client-SHA256", sha256);
+            }
+            None => line(&mut lines, b"X-SSL-Client-Verify", b"NONE"),
+        }
+        self.client_cert = Some(lines.into_boxed_slice());
+        self
+    }
+}
+
+/// A field line whose value keeps only printable ASCII (no CR, LF or other control bytes).
+fn printable_line(out: &mut Vec<u8>, name: &[u8], value: &str) {
+    let value: Vec<u8> = value.bytes().filter(|b| (0x20..0x7f).contains(b)).collect();
+    line(out, name, value.trim_ascii());
+}
+
+/// `X-SSL-Client-*`, in any case: the fields [`Forwarding::with_client_cert`] owns.
+fn is_client_cert_field(name: &[u8]) -> bool {
+    const PREFIX: &[u8] = b"x-ssl-client-";
+    name.len() >= PREFIX.len() && name[..PREFIX.len()].eq_ignore_ascii_case(PREFIX)
 }
 
 /// How the proxy carries a response body to the client.
@@ -150,6 +185,7 @@ pub fn write_request_edited(
                 run.flush(out, buf);
                 cookie::write_without(out, buf, f, edits.strip_cookie.unwrap_or_default());
             }
+            FieldKind::Other if fwd.client_cert.is_some() && is_client_cert_field(f.name(buf)) => {}
             _ => run.add(out, buf, *f),
         }
     }
@@ -163,6 +199,9 @@ pub fn write_request_edited(
     }
     if let Some(proto) = fwd.forwarded_proto {
         line(out, b"x-forwarded-proto", proto);
+    }
+    if let Some(lines) = &fwd.client_cert {
+        out.extend_from_slice(lines);
     }
     out.extend_from_slice(b"\r\n");
 }

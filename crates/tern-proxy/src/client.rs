@@ -42,6 +42,11 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// The TCP socket under the stream.
     fn tcp(&self) -> &TcpStream;
 
+    /// The client's verified certificate (DER), on a TLS bind with `client_auth`.
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// Shuts down the sending direction of the socket (FIN), keeping the receiving one open.
     fn shutdown_send(&self) -> io::Result<()> {
         socket2::SockRef::from(self.tcp()).shutdown(Shutdown::Write)
@@ -72,6 +77,11 @@ impl ClientStream for TcpStream {
 impl ClientStream for TlsStream {
     fn bytes_sent(&self) -> u64 {
         self.sent()
+    }
+
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        let chain = self.connection().peer_certificates()?;
+        chain.first().map(|cert| cert.as_ref())
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

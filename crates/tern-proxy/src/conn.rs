@@ -113,6 +113,13 @@ pub(crate) async fn serve<S: ClientStream>(
     if fe.x_forwarded_proto {
         fwd = fwd.with_proto(tls);
     }
+    if fe.client_cert_headers {
+        // Verified by rustls during the handshake (`client_auth`); parsed once per connection.
+        let cert = io
+            .peer_certificate()
+            .map(tern_tls::ClientCertInfo::from_der);
+        fwd = fwd.with_client_cert(cert.as_ref().map(|c| (&*c.subject, &*c.sha256)));
+    }
     let limits = Limits {
         max_head_size: fe.limits.max_head_size,
         max_headers: fe.limits.max_headers,

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use rustls::{Error, HandshakeKind, PeerIncompatible, ServerConfig};
+use rustls::{CertificateError, Error, HandshakeKind, PeerIncompatible, ServerConfig};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
@@ -178,7 +178,9 @@ fn classify(e: &io::Error) -> Failure {
             | PeerIncompatible::ServerDoesNotSupportTls12Or13 => Failure::Version,
             _ => Failure::Protocol,
         },
-        Error::InvalidCertificate(_) | Error::NoCertificatesPresented => Failure::BadCertificate,
+        // On the server side, certificate errors are about the client's certificate (mTLS).
+        Error::NoCertificatesPresented => Failure::ClientNoCert,
+        Error::InvalidCertificate(cert) => client_cert_failure(cert),
         Error::AlertReceived(alert) => {
             use rustls::AlertDescription as A;
             match alert {
@@ -202,6 +204,18 @@ fn classify(e: &io::Error) -> Failure {
         | Error::PeerMisbehaved(_)
         | Error::DecryptError => Failure::Protocol,
         _ => Failure::Other,
+    }
+}
+
+/// Why a client certificate was refused.
+fn client_cert_failure(e: &CertificateError) -> Failure {
+    match e {
+        CertificateError::UnknownIssuer => Failure::ClientUnknownCa,
+        CertificateError::Revoked => Failure::ClientRevoked,
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+            Failure::ClientExpired
+        }
+        _ => Failure::ClientCertOther,
     }
 }
 

@@ -32,6 +32,7 @@ mod session;
 pub mod stats;
 mod timer;
 mod tls_io;
+mod tls_reload;
 mod tls_stats;
 mod upstream;
 mod worker;
@@ -45,6 +46,8 @@ use tern_config::Config;
 use tokio::sync::{watch, Semaphore};
 
 pub use stats::{Stats, StatsSnapshot};
+pub use tls_reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};
+use tls_reload::{Reloader, TlsSlot};
 use worker::{Shared, WorkerListener, WorkerSpec};
 
 /// A configuration ready to run: the validated config plus the TLS configuration built for each
@@ -133,6 +136,8 @@ pub struct BoundBind {
 #[derive(Debug)]
 pub struct ProxyHandle {
     binds: Vec<BoundBind>,
+    /// Rebuilds the TLS binds' certificates and hands them to the workers (`tls_reload.rs`).
+    reloader: Arc<Reloader>,
     workers: Vec<JoinHandle<()>>,
     /// The health checker thread, when some server is checked.
     checker: Option<JoinHandle<()>>,
@@ -156,6 +161,18 @@ impl ProxyHandle {
         &self.stats
     }
 
+    /// Re-reads the certificate, OCSP and ticket key files of every TLS bind and swaps them in
+    /// for connections accepted from now on, or keeps every current certificate when any file
+    /// is broken (logged, counted and returned). `tern.toml` is not read again.
+    pub fn reload_certificates(&self) -> Result<ReloadSummary, BindTlsError> {
+        self.reloader.reload()
+    }
+
+    /// A handle that reloads certificates from another thread (a command interface).
+    pub fn reload_handle(&self) -> ReloadHandle {
+        ReloadHandle(Arc::clone(&self.reloader))
+    }
+
     /// Starts a graceful stop: listeners close, idle connections close, streams in flight get up
     /// to `global.grace` to finish.
     pub fn shutdown(&self) {
@@ -173,8 +190,19 @@ impl ProxyHandle {
     }
 }
 
+/// Reloads the certificates of a running proxy, like [`ProxyHandle::reload_certificates`].
+#[derive(Debug, Clone)]
+pub struct ReloadHandle(Arc<Reloader>);
+
+impl ReloadHandle {
+    /// See [`ProxyHandle::reload_certificates`].
+    pub fn reload_certificates(&self) -> Result<ReloadSummary, BindTlsError> {
+        self.0.reload()
+    }
+}
+
 /// Binds every listening socket, starts the workers, and returns once all are accepting.
-pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
+pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
     let cfg = &snapshot.config;
     let count = cfg
         .global
@@ -182,7 +210,12 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let cpus = plan_cpus(cfg.global.cpus.as_deref(), count)?;
-    let (binds, mut per_worker) = bind_all(&snapshot, count)?;
+    let (reloader, mut slots) = Reloader::new(snapshot.config.clone(), snapshot.tls.clone(), count);
+    let (binds, mut per_worker) = bind_all(&snapshot, count, &mut slots)?;
+    // From here the workers' copies and the reloader hold the TLS configurations; the snapshot
+    // does not keep a set that a reload would leave stale.
+    snapshot.tls = Vec::new();
+    let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
     let servers: Vec<usize> = shared
         .snapshot
@@ -223,12 +256,14 @@ pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
     all_stats.push(Arc::clone(&checker_stats));
     let mut handle = ProxyHandle {
         binds,
+        reloader: Arc::clone(&reloader),
         workers,
         checker: None,
         shutdown,
         stats: Stats {
             workers: all_stats,
             states: Arc::clone(&shared.states),
+            reloads: reloader.counters(),
         },
     };
     for index in 0..count {
@@ -295,11 +330,17 @@ fn plan_cpus(
 
 type Binding = (Vec<BoundBind>, Vec<Vec<WorkerListener>>);
 
-/// Binds every bind of every frontend once per worker.
-fn bind_all(snapshot: &Snapshot, workers: usize) -> Result<Binding, StartError> {
+/// Binds every bind of every frontend once per worker; each worker's listener takes its TLS slot
+/// (`slots[worker][bind]`, binds in the same order).
+fn bind_all(
+    snapshot: &Snapshot,
+    workers: usize,
+    slots: &mut [Vec<Option<TlsSlot>>],
+) -> Result<Binding, StartError> {
     let cfg = &snapshot.config;
     let mut bound = Vec::new();
     let mut per_worker: Vec<Vec<WorkerListener>> = (0..workers).map(|_| Vec::new()).collect();
+    let mut slot_index = 0;
     for (f, fe) in cfg.frontends.iter().enumerate() {
         for (i, bind) in fe.binds.iter().enumerate() {
             let tls = snapshot
@@ -328,20 +369,20 @@ fn bind_all(snapshot: &Snapshot, workers: usize) -> Result<Binding, StartError> 
                 tls: tls.is_some(),
             });
             for (w, socket) in sockets.into_iter().enumerate() {
-                // Each worker gets its own copy of the TLS configuration, so the reference count
-                // bumped per handshake is not a cache line shared between workers.
-                // Its resolver notes the certificate type chosen, for the counters.
-                let tls = tls.as_ref().map(|t| {
-                    let mut copy = ServerConfig::clone(t);
-                    cert_probe::install(&mut copy);
-                    Arc::new(copy)
-                });
+                // Each worker has its own copy of the TLS configuration (tls_reload.rs), so the
+                // reference count bumped per handshake is not a cache line shared between
+                // workers; its resolver notes the certificate type chosen, for the counters.
+                let tls = slots
+                    .get_mut(w)
+                    .and_then(|s| s.get_mut(slot_index))
+                    .and_then(Option::take);
                 per_worker[w].push(WorkerListener {
                     frontend: f,
                     socket,
                     tls,
                 });
             }
+            slot_index += 1;
         }
     }
     Ok((bound, per_worker))

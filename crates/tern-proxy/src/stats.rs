@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::servers::BackendState;
+use crate::tls_reload::ReloadCounters;
+pub use crate::tls_reload::ReloadSnapshot;
 pub use crate::tls_stats::{KindSnapshot, TlsCounters, TlsSnapshot};
 
 /// Defines a struct of atomic counters and its plain snapshot twin.
@@ -164,6 +166,8 @@ pub fn bump(counter: &AtomicU64) {
 pub struct Stats {
     pub(crate) workers: Vec<Arc<WorkerStats>>,
     pub(crate) states: Arc<Vec<BackendState>>,
+    /// Certificate reloads (tls_reload.rs).
+    pub(crate) reloads: Arc<ReloadCounters>,
 }
 
 /// Counters summed over all workers.
@@ -175,6 +179,8 @@ pub struct StatsSnapshot {
     pub servers: Vec<Vec<ServerSnapshot>>,
     /// Each server's state at the time of the snapshot.
     pub status: Vec<Vec<ServerStatus>>,
+    /// Certificate reloads applied and refused.
+    pub reloads: ReloadSnapshot,
 }
 
 /// A server's state (not a counter).
@@ -226,6 +232,7 @@ impl Stats {
                 }
             }
         }
+        snap.reloads = self.reloads.snapshot();
         snap.status = self
             .states
             .iter()

@@ -50,7 +50,7 @@ pub(crate) enum Failure {
     NoSharedCipher,
     /// No protocol version in common.
     Version,
-    /// A certificate was refused: the client's (mTLS), or ours by the client (its alert).
+    /// The client refused our certificate (its alert).
     BadCertificate,
     /// No certificate for the requested name (`strict_sni`).
     UnknownSni,
@@ -59,9 +59,20 @@ pub(crate) enum Failure {
     Protocol,
     /// Anything else: the client closed, a reset, other alerts.
     Other,
+    /// mTLS (`client_auth`): `required` and the client sent no certificate.
+    ClientNoCert,
+    /// mTLS: the client's certificate does not chain to the bind's `ca`.
+    ClientUnknownCa,
+    /// mTLS: the client's certificate is listed in a `crl`.
+    ClientRevoked,
+    /// mTLS: the client's certificate has expired.
+    ClientExpired,
+    /// mTLS: the client's certificate was refused for another reason (not yet valid, wrong
+    /// key usage, bad signature, revocation status unknown, ...).
+    ClientCertOther,
 }
 
-const FAILURES: [&str; 7] = [
+const FAILURES: [&str; 12] = [
     "no_shared_cipher",
     "version",
     "bad_certificate",
@@ -69,6 +80,11 @@ const FAILURES: [&str; 7] = [
     "timeout",
     "protocol",
     "other",
+    "client_no_cert",
+    "client_unknown_ca",
+    "client_revoked",
+    "client_expired",
+    "client_cert_other",
 ];
 
 /// Upper bounds of the latency buckets, in microseconds (then one unbounded bucket).

@@ -23,6 +23,7 @@ use crate::pool::Pools;
 use crate::servers::BackendState;
 use crate::session;
 use crate::stats::{bump, WorkerStats};
+use crate::tls_reload::TlsSlot;
 use crate::Snapshot;
 
 /// Read-only state shared by all workers.
@@ -42,7 +43,8 @@ pub(crate) struct Shared {
 pub(crate) struct WorkerListener {
     pub frontend: usize,
     pub socket: std::net::TcpListener,
-    pub tls: Option<Arc<ServerConfig>>,
+    /// The bind's TLS configuration, swapped on reload; `None` for a plain bind.
+    pub tls: Option<TlsSlot>,
 }
 
 /// Everything a worker thread starts from.
@@ -226,8 +228,11 @@ async fn accept_loop(
     w: Rc<Worker>,
     frontend: usize,
     listener: TcpListener,
-    tls: Option<Arc<ServerConfig>>,
+    mut slot: Option<TlsSlot>,
 ) {
+    // The configuration handed to each accepted connection; a reload swaps it here, between
+    // accepts, so connections already accepted keep theirs (tls_reload.rs).
+    let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
     // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
     // connections wait in the kernel's accept queue (admission.rs).
     let capped = tls.is_some() && w.admission.as_ref().is_some_and(Admission::has_rate_cap);
@@ -244,6 +249,16 @@ async fn accept_loop(
         let accepted = tokio::select! {
             biased;
             () = w.stopping() => return,
+            reloaded = reloaded(&mut slot) => {
+                match slot.as_mut().filter(|_| reloaded).and_then(TlsSlot::current) {
+                    Some(fresh) => tls = Some(fresh),
+                    // No reload can come any more: stop watching (the set in use stays).
+                    None if !reloaded => slot = None,
+                    // A TLS bind never turns plain.
+                    None => {}
+                }
+                continue;
+            }
             r = listener.accept() => r,
         };
         let (stream, peer) = match accepted {
@@ -268,6 +283,15 @@ async fn accept_loop(
         bump(&w.stats.frontends[frontend].sessions);
         let task = session::serve(Rc::clone(&w), frontend, stream, peer, tls.clone(), permits);
         tokio::task::spawn_local(task);
+    }
+}
+
+/// Resolves when a reload swapped the listener's TLS configuration (`true`) or none can come any
+/// more (`false`); never for a plain listener.
+async fn reloaded(slot: &mut Option<TlsSlot>) -> bool {
+    match slot {
+        Some(slot) => slot.changed().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -38,6 +38,16 @@ pub(crate) fn load_all(settings: &TlsSettings) -> Result<Vec<Entry>, TlsError> {
     Ok(entries)
 }
 
+/// How many certificates `settings` names: `certs` plus the `*.pem` files `cert_dir` holds now
+/// (for logs; the directory is listed, nothing is loaded).
+pub fn certificate_count(settings: &TlsSettings) -> Result<usize, TlsError> {
+    let dir = match &settings.cert_dir {
+        Some(dir) => pem_files(dir)?.len(),
+        None => 0,
+    };
+    Ok(settings.certs.len() + dir)
+}
+
 /// Loads every `*.pem` of `dir` (see the module docs).
 pub(crate) fn load_dir(dir: &Path) -> Result<Vec<Entry>, TlsError> {
     let files = pem_files(dir)?;

@@ -76,6 +76,14 @@ pub enum TlsError {
     #[error("{}: invalid ticket key file: {reason}", path.display())]
     TicketKeys { path: PathBuf, reason: String },
 
+    /// A certificate revocation list file is malformed.
+    #[error("{}: invalid CRL: {reason}", path.display())]
+    Crl { path: PathBuf, reason: String },
+
+    /// The client certificate verifier could not be built.
+    #[error("client certificate verification: {0}")]
+    ClientVerifier(String),
+
     /// rustls refused a configuration or could not create a ticket key.
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),

@@ -10,17 +10,21 @@
 //!   its policy (versions, suites, groups, signature schemes, ALPN), its certificates (files,
 //!   a directory, OCSP responses) with SNI selection ([`SniResolver`]), and resumption
 //!   (rotating or file-shared ticket keys, an optional session cache);
+//! - [`client_verifier`]: the client certificate (mTLS) verifier of a bind, with CRLs, and
+//!   [`ClientCertInfo`]: the subject and fingerprint of a verified client certificate;
 //! - [`self_signed`]: generated certificates for `tern demo` and tests;
 //! - [`client_config`]: client configurations for tests and `tern bench`;
 //! - [`upstream_config`]: the client configuration of TLS to one backend server;
 //! - [`describe`]: a one-line summary of a negotiated session for logs.
 //!
-//! Nothing here does I/O except reading certificate, OCSP and ticket key files at load time.
+//! Nothing here does I/O except reading certificate, CA, CRL, OCSP and ticket key files at load
+//! time.
 
 #![forbid(unsafe_code)]
 
 mod certs;
 mod client;
+mod client_auth;
 mod error;
 mod hkdf;
 mod load;
@@ -35,7 +39,9 @@ mod upstream;
 #[cfg(test)]
 mod tests;
 
+pub use certs::certificate_count;
 pub use client::{client_config, client_config_with_provider, ClientOptions, Verify};
+pub use client_auth::{client_verifier, ClientCertInfo};
 pub use error::TlsError;
 pub use hkdf::with_hmac_hkdf;
 pub use load::load_certified_key;

@@ -4,6 +4,9 @@
 //! worker through its `Arc`: rustls configurations are immutable and `Sync`, so workers share
 //! it without locks.
 //!
+//! Client certificates (`client_auth.rs`) are asked for and verified when the bind's
+//! `client_auth` says so.
+//!
 //! Resumption (`tickets.rs` for the keys):
 //! - stateless tickets, on by default, with keys shared by every worker and kept across reloads
 //!   (or read from a key file shared with other instances);
@@ -14,6 +17,7 @@
 
 use std::sync::Arc;
 
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{NoServerSessionStorage, ProducesTickets, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SignatureScheme};
@@ -35,7 +39,13 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsErr
         }
     }
     let resolver = SniResolver::with_names(entries, settings.strict_sni)?;
-    build(resolver, &settings.policy, &settings.resumption)
+    let client_auth = crate::client_verifier(&settings.client_auth)?;
+    build(
+        resolver,
+        &settings.policy,
+        &settings.resumption,
+        client_auth,
+    )
 }
 
 /// Builds a server configuration from certificates already in memory (the first is the
@@ -45,7 +55,12 @@ pub fn server_config_from_keys(
     keys: Vec<Arc<CertifiedKey>>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
     let resolver = SniResolver::new(keys)?;
-    build(resolver, &TlsPolicy::default(), &Resumption::default())
+    build(
+        resolver,
+        &TlsPolicy::default(),
+        &Resumption::default(),
+        None,
+    )
 }
 
 /// Loads the certificates a `cert_dir` holds (for benchmarks and tests of the loader).
@@ -58,11 +73,15 @@ fn build(
     resolver: SniResolver,
     policy: &TlsPolicy,
     resumption: &Resumption,
+    client_auth: Option<Arc<dyn ClientCertVerifier>>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
-    let mut config = ServerConfig::builder_with_provider(provider_for(policy))
-        .with_protocol_versions(&versions(policy))?
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(resolver));
+    let builder = ServerConfig::builder_with_provider(provider_for(policy))
+        .with_protocol_versions(&versions(policy))?;
+    let builder = match client_auth {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_cert_resolver(Arc::new(resolver));
     config.ignore_client_order = policy.prefer_server_ciphers;
     config.alpn_protocols = policy.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
     config.session_storage = if resumption.cache_size > 0 {

@@ -50,7 +50,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
     println!("  curl -k '{url}/?s=1m' -o /dev/null -w '%{{size_download}} bytes\\n'");
     println!("  curl -k '{url}/?r=503'        # status chosen by the backend");
     println!("press Ctrl-C to stop");
-    let result = run::serve_until_stopped(proxy, &snapshot.config, signals);
+    let result = run::serve_until_stopped(proxy, &snapshot.config, signals, run::Reload::Nothing);
     for b in backends {
         b.shutdown();
     }

@@ -1,14 +1,15 @@
-//! `tern run`: load, validate, bind, serve until a stop signal, then stop gracefully.
+//! `tern run`: load, validate, bind, serve until a stop signal, then stop gracefully. SIGHUP
+//! reloads the certificates (`tern_proxy::ProxyHandle::reload_certificates`).
 
 use std::io::Write;
 
 use anyhow::Context;
 use tern_config::Config;
 use tern_proxy::{ProxyHandle, Snapshot, StatsSnapshot};
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::cli::RunArgs;
-use crate::signals::StopSignals;
+use crate::signals::{SignalEvent, StopSignals};
 
 pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     let config = match tern_config::load(&args.config) {
@@ -19,29 +20,17 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
         }
     };
     let snapshot = build_snapshot(config)?;
+    let config = snapshot.config.clone();
     let signals = StopSignals::install()?;
-    let proxy = tern_proxy::start(snapshot.clone()).context("start-up refused")?;
+    let proxy = tern_proxy::start(snapshot).context("start-up refused")?;
     announce(&proxy)?;
-    serve_until_stopped(proxy, &snapshot.config, signals)
+    serve_until_stopped(proxy, &config, signals, Reload::Certificates)
 }
 
 /// Loads the certificates of every TLS bind and the TLS files of every server with `tls`.
 pub fn build_snapshot(config: Config) -> anyhow::Result<Snapshot> {
-    let mut tls = Vec::with_capacity(config.frontends.len());
-    for fe in &config.frontends {
-        let mut binds = Vec::with_capacity(fe.binds.len());
-        for bind in &fe.binds {
-            let server_config = match &bind.tls {
-                Some(settings) => Some(
-                    tern_tls::server_config(settings)
-                        .with_context(|| format!("frontend {} bind {}", fe.name, bind.address))?,
-                ),
-                None => None,
-            };
-            binds.push(server_config);
-        }
-        tls.push(binds);
-    }
+    // The same function builds them again on reload.
+    let tls = tern_proxy::frontend_tls(&config)?;
     // Client configurations of servers with `tls` (CA bundles, client certificates).
     let servers_tls = tern_proxy::servers_tls(&config)?;
     Ok(Snapshot {
@@ -63,13 +52,34 @@ pub fn announce(proxy: &ProxyHandle) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits for SIGINT/SIGTERM, stops gracefully and prints the counters.
+/// What SIGHUP does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reload {
+    /// Re-read the certificate files (the proxy logs and counts the outcome).
+    Certificates,
+    /// Nothing to re-read (the demo's certificate is made in memory): logged, ignored.
+    Nothing,
+}
+
+/// Serves until SIGINT/SIGTERM (SIGHUP reloads as `reload` says), stops gracefully and prints
+/// the counters.
 pub fn serve_until_stopped(
     proxy: ProxyHandle,
     config: &Config,
-    signals: StopSignals,
+    mut signals: StopSignals,
+    reload: Reload,
 ) -> anyhow::Result<()> {
-    let signal = signals.wait();
+    let signal = loop {
+        match signals.next() {
+            SignalEvent::Stop(signal) => break signal,
+            SignalEvent::Reload if reload == Reload::Certificates => {
+                info!("SIGHUP received: reloading certificates");
+                // Failures are logged with the file and reason, and counted, by the proxy.
+                let _ = proxy.reload_certificates();
+            }
+            SignalEvent::Reload => warn!("SIGHUP received: nothing to reload, ignoring"),
+        }
+    };
     info!(signal, "stopping");
     proxy.shutdown();
     let stats = proxy.stats().clone();
@@ -103,6 +113,11 @@ pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> 
             writeln!(out, "stats: {kind} {} {}", fe.name, line(fields))?;
         }
     }
+    writeln!(
+        out,
+        "stats: reload certificates {}",
+        line(snap.reloads.fields())
+    )?;
     for (b, (be, s)) in config.backends.iter().zip(&snap.backends).enumerate() {
         writeln!(out, "stats: backend {} {}", be.name, line(s.fields()))?;
         let statuses = snap.status.get(b).map(Vec::as_slice).unwrap_or_default();

@@ -1,4 +1,5 @@
-//! The signals that stop tern.
+//! The signals that stop tern (SIGINT, SIGTERM) and the one that reloads its certificates
+//! (SIGHUP).
 //!
 //! Handlers are installed *before* tern binds or prints `ready:`, so a supervisor (or a test)
 //! that sends SIGTERM as soon as it reads the ready line always gets a graceful stop, never the
@@ -8,6 +9,15 @@ use anyhow::Context;
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tracing::warn;
+
+/// What a signal asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalEvent {
+    /// SIGINT or SIGTERM (its name): stop gracefully.
+    Stop(&'static str),
+    /// SIGHUP: reload the certificates.
+    Reload,
+}
 
 /// Installed stop handlers.
 pub struct StopSignals {
@@ -34,15 +44,26 @@ impl StopSignals {
         Ok(Self { rt, int, term, hup })
     }
 
-    /// Blocks until SIGINT or SIGTERM. SIGHUP is logged and ignored: configuration reload
-    /// arrives with the operations work, and a stray hang-up must not take a load balancer down.
+    /// Blocks until the next signal.
+    pub fn next(&mut self) -> SignalEvent {
+        self.rt.block_on(async {
+            tokio::select! {
+                _ = self.int.recv() => SignalEvent::Stop("SIGINT"),
+                _ = self.term.recv() => SignalEvent::Stop("SIGTERM"),
+                _ = self.hup.recv() => SignalEvent::Reload,
+            }
+        })
+    }
+
+    /// Blocks until SIGINT or SIGTERM, for processes with nothing to reload (`tern term`).
+    /// SIGHUP is logged and ignored: a stray hang-up must not take a process down.
     pub fn wait(mut self) -> &'static str {
         self.rt.block_on(async {
             loop {
                 tokio::select! {
                     _ = self.int.recv() => return "SIGINT",
                     _ = self.term.recv() => return "SIGTERM",
-                    _ = self.hup.recv() => warn!("SIGHUP received: reload is not supported yet, ignoring"),
+                    _ = self.hup.recv() => warn!("SIGHUP received: nothing to reload, ignoring"),
                 }
             }
         })

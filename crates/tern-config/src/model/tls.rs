@@ -22,6 +22,8 @@ pub struct TlsSettings {
     pub strict_sni: bool,
     pub policy: TlsPolicy,
     pub resumption: Resumption,
+    /// Client certificates (`client_auth`).
+    pub client_auth: super::ClientAuth,
 }
 
 impl TlsSettings {
@@ -33,6 +35,7 @@ impl TlsSettings {
             strict_sni: false,
             policy: TlsPolicy::default(),
             resumption: Resumption::default(),
+            client_auth: super::ClientAuth::default(),
         }
     }
 }

@@ -37,6 +37,7 @@ impl Checker<'_> {
             }),
             x_forwarded_for: raw.x_forwarded_for.unwrap_or(true),
             x_forwarded_proto: raw.x_forwarded_proto.unwrap_or(true),
+            client_cert_headers: raw.client_cert_headers.unwrap_or(false),
             limits: self.limits(&raw.limits, &path.key("limits")),
         }
     }

@@ -13,6 +13,7 @@
 mod backend;
 mod backend_tls;
 mod balance;
+mod client_auth;
 mod frontend;
 mod health;
 mod persistence;
@@ -22,6 +23,8 @@ mod tls_policy;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_client_auth;
 #[cfg(test)]
 mod tests_frontend;
 #[cfg(test)]

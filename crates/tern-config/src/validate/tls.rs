@@ -49,6 +49,11 @@ impl Checker<'_> {
             strict_sni: raw.strict_sni.unwrap_or(false),
             policy: self.tls_policy(raw, path),
             resumption,
+            client_auth: raw
+                .client_auth
+                .as_ref()
+                .map(|c| self.client_auth(c, &path.key("client_auth")))
+                .unwrap_or_default(),
         })
     }
 

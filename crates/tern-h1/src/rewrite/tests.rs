@@ -342,3 +342,34 @@ fn response_edits_go_on_final_heads_only() {
         "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
     );
 }
+
+#[test]
+fn client_cert_fields_replace_those_the_client_sent() {
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nX-SSL-Client-Verify: SUCCESS\r\nAccept: */*\r\n\
+               x-ssl-client-dn: CN=forged\r\nX-Ssl-Client-Anything: 1\r\nX-SSL-Clients: kept\r\n\r\n";
+    let f = Forwarding::none().with_client_cert(Some(("CN=alice,O=Tern", "00ff")));
+    assert_eq!(
+        rewrite(raw, &f),
+        "GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nX-SSL-Clients: kept\r\n\
+         X-SSL-Client-Verify: SUCCESS\r\nX-SSL-Client-DN: CN=alice,O=Tern\r\n\
+         X-SSL-Client-SHA256: 00ff\r\n\r\n"
+    );
+    let none = Forwarding::none().with_client_cert(None);
+    assert_eq!(
+        rewrite(raw, &none),
+        "GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nX-SSL-Clients: kept\r\n\
+         X-SSL-Client-Verify: NONE\r\n\r\n"
+    );
+    // Without the setting, the fields pass through untouched.
+    assert_eq!(rewrite(raw, &Forwarding::none()), raw);
+}
+
+#[test]
+fn client_cert_values_cannot_inject_lines() {
+    let f = Forwarding::none().with_client_cert(Some((" CN=a\r\nX-Evil: 1 ", "ab\n")));
+    assert_eq!(
+        rewrite("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &f),
+        "GET / HTTP/1.1\r\nHost: a\r\nX-SSL-Client-Verify: SUCCESS\r\n\
+         X-SSL-Client-DN: CN=aX-Evil: 1\r\nX-SSL-Client-SHA256: ab\r\n\r\n"
+    );
+}

@@ -19,7 +19,23 @@ fn failures_are_sorted_by_reason() {
             Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
             Failure::Protocol,
         ),
-        (Error::NoCertificatesPresented, Failure::BadCertificate),
+        (Error::NoCertificatesPresented, Failure::ClientNoCert),
+        (
+            Error::InvalidCertificate(CertificateError::UnknownIssuer),
+            Failure::ClientUnknownCa,
+        ),
+        (
+            Error::InvalidCertificate(CertificateError::Revoked),
+            Failure::ClientRevoked,
+        ),
+        (
+            Error::InvalidCertificate(CertificateError::Expired),
+            Failure::ClientExpired,
+        ),
+        (
+            Error::InvalidCertificate(CertificateError::NotValidYet),
+            Failure::ClientCertOther,
+        ),
         (
             Error::AlertReceived(rustls::AlertDescription::UnknownCA),
             Failure::BadCertificate,

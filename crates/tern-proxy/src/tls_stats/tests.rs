@@ -32,6 +32,7 @@ fn handshakes_are_counted_by_what_they_negotiated() {
         latency: Duration::from_secs(9),
     });
     c.failed(Failure::Protocol);
+    c.failed(Failure::ClientRevoked);
     c.admission(AdmissionEvent::RateDelayed);
     let mut snap = TlsSnapshot::default();
     c.add_to(&mut snap);
@@ -45,6 +46,8 @@ fn handshakes_are_counted_by_what_they_negotiated() {
     assert_eq!(field(&lines, "tls", "cert_ecdsa"), 2);
     assert_eq!(field(&lines, "tls", "cert_rsa"), 0);
     assert_eq!(field(&lines, "tls", "fail_protocol"), 2);
+    assert_eq!(field(&lines, "tls", "fail_client_revoked"), 2);
+    assert_eq!(field(&lines, "tls", "fail_client_cert_other"), 0);
     assert_eq!(field(&lines, "tls", "rate_delayed"), 2);
     assert_eq!(
         field(&lines, "tls_suites", "full_TLS13_AES_128_GCM_SHA256"),
