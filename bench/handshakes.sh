@@ -12,6 +12,7 @@
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/handshakes.sh
 #   DURATION=20 RUNS=5 CONNS=64 CERTS=ecdsa SERVERS=haproxy bench/handshakes.sh
+#   SERVERS="tern tern-base" TERN_BASE=/path/to/old/tern bench/handshakes.sh   # a change's cost
 source "$(dirname "$0")/lib.sh"
 source bench/servers.sh
 
@@ -75,6 +76,14 @@ for ((run = 1; run <= RUNS; run++)); do
     done
 done
 
+# Median over the runs of tern ÷ tern-base for column $2 (4 = rate, 5 = CPU) of certificate $1:
+# each run's two servers ran back to back, so the per-run ratio cancels slow drifts of the load.
+per_run_ratio() {
+    awk -v c="$1" -v k="$2" '$1 == c && $2 == "tern" { t[$3] = $k } $1 == c && $2 == "tern-base" { b[$3] = $k }
+        END { for (r in t) if (r in b && b[r] > 0) printf "%.3f\n", t[r] / b[r] }' "$TMP/results" |
+        median
+}
+
 echo
 echo "median over $RUNS run(s) (spread min-max); ratio = tern / haproxy for rate, haproxy / tern for CPU"
 printf '%-6s %-8s %18s %22s\n' cert server "hs/s" "server µs/handshake"
@@ -84,13 +93,19 @@ for cert in $CERTS; do
         cpus=$(awk -v c="$cert" -v s="$server" '$1 == c && $2 == s { print $5 }' "$TMP/results")
         printf '%-6s %-8s %8.0f (%s) %8.1f (%s)\n' "$cert" "$server" "$(median <<<"$rates")" \
             "$(spread 0 <<<"$rates")" "$(median <<<"$cpus")" "$(spread 1 <<<"$cpus")"
-        eval "rate_${server}_${cert}=$(median <<<"$rates") cpu_${server}_${cert}=$(median <<<"$cpus")"
+        eval "rate_${server//-/_}_${cert}=$(median <<<"$rates") cpu_${server//-/_}_${cert}=$(median <<<"$cpus")"
     done
     if [[ -n ${rate_tern_rsa:-}${rate_tern_ecdsa:-} ]] && [[ " ${SERVER_LIST[*]} " == *" haproxy "* ]]; then
         r_t=rate_tern_$cert r_h=rate_haproxy_$cert c_t=cpu_tern_$cert c_h=cpu_haproxy_$cert
         goal=$([[ $cert == rsa ]] && echo 1.6 || echo 2.5)
         echo "$cert: tern/haproxy rate $(calc "${!r_t} / ${!r_h}" 2)x," \
             "CPU per handshake $(calc "${!c_h} / ${!c_t}" 2)x better (goal >= ${goal}x)"
+    fi
+    if [[ " ${SERVER_LIST[*]} " == *" tern-base "* ]] && [[ " ${SERVER_LIST[*]} " == *" tern "* ]]; then
+        r_t=rate_tern_$cert r_b=rate_tern_base_$cert c_t=cpu_tern_$cert c_b=cpu_tern_base_$cert
+        echo "$cert: tern/tern-base rate $(calc "${!r_t} / ${!r_b}" 3)x," \
+            "CPU per handshake $(calc "${!c_t} / ${!c_b}" 3)x (median of per-run ratios: rate" \
+            "$(per_run_ratio "$cert" 4), CPU $(per_run_ratio "$cert" 5))"
     fi
 done
 if awk '$7 > 0.9 { bound = 1 } END { exit !bound }' "$TMP/results"; then

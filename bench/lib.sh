@@ -118,6 +118,14 @@ json_get() {
     grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'
 }
 
+# A latency percentile from the generator's JSON: $1 file, $2 kind (connect, handshake, ttfb,
+# total), $3 key (p50, p99, p99.9, max, ...), in µs. The kinds are objects inside `latency_us`
+# whose own keys repeat in every kind, so `json_get p99` would read the first kind (`connect`,
+# empty in a keep-alive run after warm-up) instead: see crates/tern-bench/JSON.md.
+json_latency() {
+    grep -o "\"$2\":{[^}]*}" "$1" | head -n 1 | grep -o "\"$3\":[^,}]*" | head -n 1 | cut -d: -f2-
+}
+
 # A field of HAProxy's `show info` from the stats socket on INFO_PORT.
 haproxy_info() {
     local line

@@ -78,7 +78,9 @@ frontend backend
 CFG
 }
 
-# Starts server $1 (haproxy|tern) with certificate $2; sets SERVER_PID once it listens.
+# Starts server $1 (haproxy|tern|tern-base) with certificate $2; sets SERVER_PID once it listens.
+# `tern-base` is another tern binary ($TERN_BASE, e.g. an older commit's build) run with the same
+# configuration, to measure what a change costs.
 start_server() {
     local server=$1 cert=$2
     port_free "$FRONT_PORT" || die "port $FRONT_PORT is busy (set FRONT_PORT)"
@@ -92,6 +94,10 @@ start_server() {
     tern)
         tern_config "$cert" >"$TMP/tern-$cert.toml"
         start_pinned "$SERVER_CPU" "tern-$cert" "$TERN" run -c "$TMP/tern-$cert.toml"
+        ;;
+    tern-base)
+        tern_config "$cert" >"$TMP/tern-base-$cert.toml"
+        start_pinned "$SERVER_CPU" "tern-base-$cert" "$TERN_BASE" run -c "$TMP/tern-base-$cert.toml"
         ;;
     *) die "unknown server $server" ;;
     esac
@@ -108,9 +114,10 @@ server_ssl_conns() {
     esac
 }
 
-# The servers to compare: haproxy always (it must be installed), tern when `tern run` exists.
+# The servers to compare ($SERVERS, default "haproxy tern"): haproxy, tern when `tern run`
+# exists, tern-base (needs TERN_BASE).
 pick_servers() {
-    need_cmd haproxy "apt-get install -y haproxy"
+    [[ " ${SERVERS:-haproxy} " != *" haproxy "* ]] || need_cmd haproxy "apt-get install -y haproxy"
     SERVER_LIST=()
     local s
     for s in ${SERVERS:-haproxy tern}; do
@@ -122,6 +129,10 @@ pick_servers() {
             else
                 echo "note: '$TERN run' is not available yet: tern columns are pending" >&2
             fi
+            ;;
+        tern-base)
+            [[ -x ${TERN_BASE:-} ]] || die "SERVERS has tern-base: set TERN_BASE to a tern binary"
+            SERVER_LIST+=(tern-base)
             ;;
         *) die "unknown server $s in SERVERS" ;;
         esac
