@@ -157,6 +157,8 @@ pub(crate) struct Admission {
 pub(crate) enum Admitted {
     AtOnce,
     Delayed,
+    /// The client left while waiting: no token was taken.
+    Abandoned,
 }
 
 impl Admission {
@@ -200,8 +202,10 @@ impl Admission {
             .is_none_or(|s| s.take(ip, Instant::now(), false))
     }
 
-    /// Waits for a rate token for a full handshake (at once if the cap is off).
-    pub(crate) async fn full_handshake(&self) -> Admitted {
+    /// Waits for a rate token for a full handshake (at once if the cap is off). `left` says
+    /// whether the client has gone; it is asked before each token is taken after a wait, so a
+    /// client that gave up while queued costs neither a token nor a handshake.
+    pub(crate) async fn full_handshake(&self, left: impl Fn() -> bool) -> Admitted {
         let Some(bucket) = &self.rate else {
             return Admitted::AtOnce;
         };
@@ -214,6 +218,9 @@ impl Admission {
         // Each pass sleeps until the bucket should hold a token; only a charge made meanwhile
         // (a failed resumption) can push it further, and the handshake timeout bounds the wait.
         loop {
+            if left() {
+                return Admitted::Abandoned;
+            }
             if bucket.try_take(Instant::now()) {
                 return Admitted::Delayed;
             }

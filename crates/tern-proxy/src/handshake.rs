@@ -11,8 +11,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use rustls::{CertificateError, Error, HandshakeKind, PeerIncompatible, ServerConfig};
+use tokio::io::ReadBuf;
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
@@ -146,7 +148,8 @@ async fn admit(
         return None;
     }
     let start = Instant::now();
-    match timeout_at(deadline, adm.full_handshake()).await {
+    let left = || client_left(tcp);
+    match timeout_at(deadline, adm.full_handshake(left)).await {
         Err(_) => {
             tls.admission(AdmissionEvent::RateExpired);
             debug!(%peer, "closed: waited for the handshake rate cap past the handshake timeout");
@@ -158,6 +161,26 @@ async fn admit(
             admit.waited = start.elapsed();
             Some(admit)
         }
+        Ok(Admitted::Abandoned) => {
+            tls.admission(AdmissionEvent::RateAbandoned);
+            debug!(%peer, "closed: the client left while waiting for the handshake rate cap");
+            None
+        }
+    }
+}
+
+/// Whether the client closed (or reset) its connection: polled without blocking, with a no-op
+/// waker, as the pool judges idle server connections. The ClientHello is already read, so a
+/// readable socket that peeks no byte is the client's end of stream.
+fn client_left(tcp: &TcpStream) -> bool {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut byte = [0u8; 1];
+    let mut buf = ReadBuf::new(&mut byte);
+    match tcp.poll_peek(&mut cx, &mut buf) {
+        Poll::Pending => false,
+        Poll::Ready(Ok(0)) => true,
+        Poll::Ready(Ok(_)) => false,
+        Poll::Ready(Err(e)) => e.kind() != io::ErrorKind::WouldBlock,
     }
 }
 

@@ -96,12 +96,13 @@ const LATENCY_US: [u64; 15] = [
 const SUITES: usize = 9;
 
 /// What admission did (see `admission.rs`).
-const ADMISSION: [&str; 5] = [
+const ADMISSION: [&str; 6] = [
     "rate_delayed",
     "rate_expired",
     "source_refused",
     "resume_offers",
     "resume_fallbacks",
+    "rate_abandoned",
 ];
 
 /// What admission did to one connection.
@@ -117,6 +118,8 @@ pub(crate) enum AdmissionEvent {
     ResumeOffer = 3,
     /// Offered resumption but the handshake was full (charged after the fact).
     ResumeFallback = 4,
+    /// The client closed while waiting for the rate cap: no token spent, no handshake.
+    RateAbandoned = 5,
 }
 
 /// The cipher suites of the provider, in a fixed order.

@@ -28,7 +28,7 @@ async fn rate_is_split_over_workers_and_spreads_a_burst() {
     let start = Instant::now();
     let mut kinds = Vec::new();
     for _ in 0..22 {
-        kinds.push(a.full_handshake().await);
+        kinds.push(a.full_handshake(|| false).await);
     }
     assert_eq!(&kinds[..2], &[Admitted::AtOnce, Admitted::AtOnce]);
     assert!(kinds[2..].iter().all(|k| *k == Admitted::Delayed));
@@ -43,7 +43,7 @@ async fn waiters_are_served_in_order_and_pause_accepting() {
     assert_eq!(a.waiting_limit, 16);
     a.waiting_limit = 2;
     let a = Rc::new(a);
-    assert_eq!(a.full_handshake().await, Admitted::AtOnce);
+    assert_eq!(a.full_handshake(|| false).await, Admitted::AtOnce);
     let order = Rc::new(std::cell::RefCell::new(Vec::new()));
     let local = tokio::task::LocalSet::new();
     local
@@ -52,7 +52,7 @@ async fn waiters_are_served_in_order_and_pause_accepting() {
             for i in 0..3 {
                 let (a, order) = (Rc::clone(&a), Rc::clone(&order));
                 tasks.push(tokio::task::spawn_local(async move {
-                    a.full_handshake().await;
+                    a.full_handshake(|| false).await;
                     order.borrow_mut().push(i);
                 }));
                 tokio::task::yield_now().await;
@@ -91,7 +91,7 @@ async fn a_charge_delays_the_next_full_handshake() {
     a.charge_full(ip);
     a.charge_full(ip);
     let start = Instant::now();
-    assert_eq!(a.full_handshake().await, Admitted::Delayed);
+    assert_eq!(a.full_handshake(|| false).await, Admitted::Delayed);
     assert!(start.elapsed() >= Duration::from_millis(190));
 }
 
@@ -109,5 +109,18 @@ async fn per_source_budget() {
     assert!(a.source_allows(one));
     assert!(!a.source_allows(one));
     // Without a rate cap, full handshakes never wait.
-    assert_eq!(a.full_handshake().await, Admitted::AtOnce);
+    assert_eq!(a.full_handshake(|| false).await, Admitted::AtOnce);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_left_while_waiting_takes_no_token() {
+    let a = Admission::new(&global(Some(10), None), 1).unwrap();
+    let ip: IpAddr = "192.0.2.1".parse().unwrap();
+    a.charge_full(ip);
+    a.charge_full(ip);
+    assert_eq!(a.full_handshake(|| true).await, Admitted::Abandoned);
+    // The token it did not take is there for the next one, after the same wait as before.
+    let start = Instant::now();
+    assert_eq!(a.full_handshake(|| false).await, Admitted::Delayed);
+    assert!(start.elapsed() <= Duration::from_millis(250));
 }
