@@ -92,6 +92,13 @@ pub fn client_config_with_provider(
     Ok(Arc::new(config))
 }
 
+/// A verifier that accepts any server certificate and name but checks handshake signatures
+/// with `provider`'s algorithms: for tests, benchmarks, and backends with `verify = "none"`.
+/// Wrap it to restrict the offered schemes or to observe what the server sent.
+pub fn insecure_verifier(provider: Arc<CryptoProvider>) -> Arc<dyn ServerCertVerifier> {
+    Arc::new(InsecureVerifier { provider })
+}
+
 /// Accepts any server certificate; verifies handshake signatures for real.
 #[derive(Debug)]
 pub(crate) struct InsecureVerifier {

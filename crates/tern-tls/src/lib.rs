@@ -40,7 +40,9 @@ mod upstream;
 mod tests;
 
 pub use certs::certificate_count;
-pub use client::{client_config, client_config_with_provider, ClientOptions, Verify};
+pub use client::{
+    client_config, client_config_with_provider, insecure_verifier, ClientOptions, Verify,
+};
 pub use client_auth::{client_verifier, ClientCertInfo};
 pub use error::TlsError;
 pub use hkdf::with_hmac_hkdf;

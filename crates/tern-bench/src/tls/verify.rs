@@ -8,18 +8,22 @@ use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::BenchError;
 
-/// Accepts any certificate chain and name; verifies handshake signatures for real.
+/// Accepts any certificate chain and name (tern-tls' insecure verifier); verifies handshake
+/// signatures for real.
 pub fn insecure(
     provider: Arc<CryptoProvider>,
     schemes: Vec<SignatureScheme>,
 ) -> Arc<dyn ServerCertVerifier> {
-    Arc::new(Insecure { provider, schemes })
+    Arc::new(Offering {
+        inner: tern_tls::insecure_verifier(provider),
+        schemes,
+    })
 }
 
 /// WebPKI verification against `roots`, offering only `schemes`.
@@ -41,53 +45,10 @@ pub fn roots(
     Ok(Arc::new(Offering { inner, schemes }))
 }
 
-#[derive(Debug)]
-struct Insecure {
-    provider: Arc<CryptoProvider>,
-    schemes: Vec<SignatureScheme>,
-}
-
-impl ServerCertVerifier for Insecure {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        verify_tls12_signature(message, cert, dss, algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        verify_tls13_signature(message, cert, dss, algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.schemes.clone()
-    }
-}
-
 /// Another verifier, offering only `schemes`.
 #[derive(Debug)]
 struct Offering {
-    inner: Arc<WebPkiServerVerifier>,
+    inner: Arc<dyn ServerCertVerifier>,
     schemes: Vec<SignatureScheme>,
 }
 

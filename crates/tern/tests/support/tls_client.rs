@@ -15,7 +15,6 @@ use std::time::Duration;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, HandshakeKind, NamedGroup, ProtocolVersion, SignatureScheme};
@@ -117,7 +116,7 @@ pub async fn handshake_and_get(
 #[derive(Debug)]
 pub struct OcspRecorder {
     pub stapled: Mutex<Option<Vec<u8>>>,
-    provider: Arc<rustls::crypto::CryptoProvider>,
+    inner: Arc<dyn ServerCertVerifier>,
 }
 
 /// A client (no resumption) whose verifier records the stapled OCSP response.
@@ -125,7 +124,7 @@ pub fn ocsp_client() -> (Arc<rustls::ClientConfig>, Arc<OcspRecorder>) {
     let provider = tern_tls::provider();
     let recorder = Arc::new(OcspRecorder {
         stapled: Mutex::new(None),
-        provider: provider.clone(),
+        inner: tern_tls::insecure_verifier(provider.clone()),
     });
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -140,14 +139,15 @@ pub fn ocsp_client() -> (Arc<rustls::ClientConfig>, Arc<OcspRecorder>) {
 impl ServerCertVerifier for OcspRecorder {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
         ocsp_response: &[u8],
-        _now: UnixTime,
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         *self.stapled.lock().unwrap() = Some(ocsp_response.to_vec());
-        Ok(ServerCertVerified::assertion())
+        self.inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
     fn verify_tls12_signature(
@@ -156,8 +156,7 @@ impl ServerCertVerifier for OcspRecorder {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.provider.signature_verification_algorithms;
-        verify_tls12_signature(message, cert, dss, algs)
+        self.inner.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -166,14 +165,11 @@ impl ServerCertVerifier for OcspRecorder {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.provider.signature_verification_algorithms;
-        verify_tls13_signature(message, cert, dss, algs)
+        self.inner.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.inner.supported_verify_schemes()
     }
 }
 
