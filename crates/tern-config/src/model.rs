@@ -11,11 +11,15 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod access_log;
 mod client_auth;
+mod control;
 mod tls;
 mod tls_names;
 
+pub use access_log::{AccessLogSettings, LogFormat, LogTarget, SyslogFraming, SyslogSettings};
 pub use client_auth::{ClientAuth, ClientVerify};
+pub use control::{ControlSettings, ControlToken};
 pub use tls::*;
 
 mod backend_tls;
@@ -28,6 +32,10 @@ pub struct Config {
     pub global: Global,
     pub frontends: Vec<Frontend>,
     pub backends: Vec<Backend>,
+    /// The access log (`[access_log]`); `None`: requests are not logged.
+    pub access_log: Option<AccessLogSettings>,
+    /// The control API (`[control]`).
+    pub control: ControlSettings,
 }
 
 impl Config {
@@ -48,6 +56,9 @@ pub struct Global {
     pub maxconn: usize,
     /// How long a graceful stop waits for in-flight streams before closing them.
     pub grace: Duration,
+    /// How long an old generation (after a reload or upgrade) may drain before its remaining
+    /// connections are closed.
+    pub hard_stop_after: Duration,
     /// Listen backlog passed to `listen(2)` for every bind.
     pub backlog: u32,
     /// Cap on full TLS handshakes per second for the whole process (HAProxy's `maxsslrate`),
@@ -56,6 +67,8 @@ pub struct Global {
     /// Cap on full TLS handshakes per second from one source address (an IPv6 source is its
     /// /64), split evenly over the workers. `None`: no per-source cap.
     pub max_tls_handshakes_per_source: Option<u32>,
+    /// Task profiling (`show profiling`) on from the start; the runtime API switches it.
+    pub profiling: bool,
 }
 
 /// A frontend: what clients connect to (`[[frontend]]`).

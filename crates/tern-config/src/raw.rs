@@ -19,11 +19,15 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+mod access_log;
 mod backend;
 mod client_auth;
+mod control;
 
+pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
+pub(crate) use control::{RawControl, RawMode};
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -35,6 +39,9 @@ pub(crate) struct RawConfig {
     pub frontend: Vec<RawFrontend>,
     #[serde(default)]
     pub backend: Vec<RawBackend>,
+    pub access_log: Option<RawAccessLog>,
+    #[serde(default)]
+    pub control: RawControl,
 }
 
 /// `[global]`.
@@ -45,9 +52,11 @@ pub(crate) struct RawGlobal {
     pub cpus: Option<Vec<i64>>,
     pub maxconn: Option<i64>,
     pub grace: Option<RawDuration>,
+    pub hard_stop_after: Option<RawDuration>,
     pub backlog: Option<i64>,
     pub max_tls_handshake_rate: Option<i64>,
     pub max_tls_handshakes_per_source: Option<i64>,
+    pub profiling: Option<bool>,
 }
 
 /// One `[[frontend]]`.

@@ -10,10 +10,12 @@
 //! active and passive health checks in `health`, cookie and source persistence in
 //! `persistence`, and the queue in `protection`.
 
+mod access_log;
 mod backend;
 mod backend_tls;
 mod balance;
 mod client_auth;
+mod control;
 mod frontend;
 mod health;
 mod persistence;
@@ -74,11 +76,20 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         .collect();
     checker.unique_names("frontend", raw.frontend.iter().map(|f| f.name.as_deref()));
     checker.unique_names("backend", backend_names.iter().copied());
+    let frontend_names: Vec<Option<&str>> =
+        raw.frontend.iter().map(|f| f.name.as_deref()).collect();
+    let access_log = raw
+        .access_log
+        .as_ref()
+        .map(|log| checker.access_log(log, &frontend_names, &root.key("access_log")));
+    let control = checker.control(&raw.control, &root.key("control"));
     if checker.issues.is_empty() {
         Ok(Config {
             global,
             frontends,
             backends,
+            access_log,
+            control,
         })
     } else {
         Err(checker.issues)
@@ -128,6 +139,11 @@ impl<'b> Checker<'b> {
                 raw.grace.as_ref(),
                 Duration::from_secs(5),
             ),
+            hard_stop_after: self.duration(
+                &path.key("hard_stop_after"),
+                raw.hard_stop_after.as_ref(),
+                Duration::from_secs(30),
+            ),
             backlog: self.int_in(&path.key("backlog"), raw.backlog, 1..=65_535, 1024) as u32,
             max_tls_handshake_rate: self
                 .opt_int_in(
@@ -143,6 +159,7 @@ impl<'b> Checker<'b> {
                     1..=10_000_000,
                 )
                 .map(|n| n as u32),
+            profiling: raw.profiling.unwrap_or(false),
         }
     }
 

@@ -63,6 +63,19 @@ fn global_ranges() {
 }
 
 #[test]
+fn profiling_is_off_unless_asked() {
+    assert!(!parse_ok(&with_global("workers = 1")).global.profiling);
+    assert!(parse_ok(&with_global("profiling = true")).global.profiling);
+    let errors = parse_err(&with_global("profiling = \"on\""));
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.line == Some(11) && e.message.contains("bool")),
+        "{errors:?}"
+    );
+}
+
+#[test]
 fn cpus_set_workers_when_workers_is_absent() {
     let config = parse_ok(&with_global("cpus = [1, 0, 3]"));
     assert_eq!(config.global.workers, Some(3));
