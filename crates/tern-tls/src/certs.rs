@@ -20,13 +20,17 @@ use rustls::sign::CertifiedKey;
 use tern_config::model::{CertSource, Certificate, TlsSettings};
 
 use crate::resolver::leaf_names;
+use crate::summary::{summarize, CertificateSummary};
 use crate::{load_certified_key, TlsError};
 
 /// A loaded certificate and the (lowercased) SNI names it serves.
 pub(crate) type Entry = (Arc<CertifiedKey>, Vec<String>);
 
+/// An entry and its description for `show tls`.
+pub(crate) type Loaded = (Entry, CertificateSummary);
+
 /// Loads every certificate of `settings`, in order: `certs`, then `cert_dir`.
-pub(crate) fn load_all(settings: &TlsSettings) -> Result<Vec<Entry>, TlsError> {
+pub(crate) fn load_all(settings: &TlsSettings) -> Result<Vec<Loaded>, TlsError> {
     let mut entries = settings
         .certs
         .iter()
@@ -49,13 +53,13 @@ pub fn certificate_count(settings: &TlsSettings) -> Result<usize, TlsError> {
 }
 
 /// Loads every `*.pem` of `dir` (see the module docs).
-pub(crate) fn load_dir(dir: &Path) -> Result<Vec<Entry>, TlsError> {
+pub(crate) fn load_dir(dir: &Path) -> Result<Vec<Loaded>, TlsError> {
     let files = pem_files(dir)?;
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(files.len().max(1));
     let per_thread = files.len().div_ceil(threads).max(1);
-    let chunks: Vec<Result<Vec<Entry>, TlsError>> = std::thread::scope(|scope| {
+    let chunks: Vec<Result<Vec<Loaded>, TlsError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .chunks(per_thread)
             .map(|chunk| scope.spawn(move || chunk.iter().map(load_one).collect()))
@@ -107,7 +111,7 @@ fn pem_files(dir: &Path) -> Result<Vec<Certificate>, TlsError> {
 }
 
 /// Loads one certificate with its OCSP response and its names (SAN or CN, plus `names`).
-fn load_one(cert: &Certificate) -> Result<Entry, TlsError> {
+fn load_one(cert: &Certificate) -> Result<Loaded, TlsError> {
     let path = cert.source.cert_path();
     let mut key = load_certified_key(&cert.source)?;
     let ocsp_path = match &cert.ocsp {
@@ -127,12 +131,14 @@ fn load_one(cert: &Certificate) -> Result<Entry, TlsError> {
         }
         Arc::make_mut(&mut key).ocsp = Some(response);
     }
-    let mut names = leaf_names(&key).map_err(|reason| TlsError::InvalidCertificate {
+    let invalid = |reason| TlsError::InvalidCertificate {
         path: path.clone(),
         reason,
-    })?;
+    };
+    let mut names = leaf_names(&key).map_err(invalid)?;
     names.extend(cert.names.iter().cloned());
-    Ok((key, names))
+    let summary = summarize(&key, Some(path.clone()), names.clone()).map_err(invalid)?;
+    Ok(((key, names), summary))
 }
 
 /// `path` with `suffix` appended to its file name (`a.pem` → `a.pem.ocsp`).

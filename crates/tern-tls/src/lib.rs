@@ -10,6 +10,9 @@
 //!   its policy (versions, suites, groups, signature schemes, ALPN), its certificates (files,
 //!   a directory, OCSP responses) with SNI selection ([`SniResolver`]), and resumption
 //!   (rotating or file-shared ticket keys, an optional session cache);
+//! - [`server_config_described`] / [`bind_summary`]: what `show tls` reports of a bind
+//!   ([`BindSummary`]): each certificate as loaded (file, names, key type, validity, OCSP) and
+//!   the ticket keys' state ([`TicketState`]);
 //! - [`client_verifier`]: the client certificate (mTLS) verifier of a bind, with CRLs, and
 //!   [`ClientCertInfo`]: the subject and fingerprint of a verified client certificate;
 //! - [`self_signed`]: generated certificates for `tern demo` and tests;
@@ -33,6 +36,7 @@ mod provider;
 mod resolver;
 mod selfsigned;
 mod server;
+mod summary;
 mod tickets;
 mod upstream;
 
@@ -51,7 +55,9 @@ pub use provider::provider;
 pub use resolver::SniResolver;
 pub use rustls;
 pub use selfsigned::{self_signed, KeyKind, SelfSigned};
-pub use server::{load_cert_dir, server_config, server_config_from_keys};
+pub use server::{load_cert_dir, server_config, server_config_described, server_config_from_keys};
+pub use summary::{bind_summary, days_until, rfc3339, unix_now, BindSummary, CertificateSummary};
+pub use tickets::TicketState;
 pub use upstream::upstream_config;
 
 use rustls::ProtocolVersion;

@@ -14,6 +14,9 @@
 //!   session IDs, and TLS 1.3 sessions when tickets are off. It is a locked map, and rustls
 //!   stores every TLS 1.2 full handshake in it, so it costs a lock on that path: opt-in;
 //! - with both off, no TLS 1.3 ticket is sent and no TLS 1.2 session ID is given.
+//!
+//! Each build also describes the bind for `show tls` (`summary.rs`): the certificates as they
+//! are loaded, and a handle on the ticket keys.
 
 use std::sync::Arc;
 
@@ -25,13 +28,27 @@ use tern_config::model::{Resumption, TlsPolicy, TlsSettings};
 
 use crate::certs::{self, Entry};
 use crate::policy::{provider_for, restrict, scheme, versions};
-use crate::resolver::SniResolver;
-use crate::{tickets, TlsError};
+use crate::resolver::{leaf_names, SniResolver};
+use crate::summary::{self, summarize, BindSummary, CertificateSummary};
+use crate::tickets::{self, Ticketer};
+use crate::TlsError;
 
 /// Builds the server configuration of a bind: loads every certificate of `settings` (the first
 /// is the default unless `strict_sni`), OCSP responses and ticket keys, and applies its policy.
 pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsError> {
-    let mut entries = certs::load_all(settings)?;
+    server_config_described(settings).map(|(config, _)| config)
+}
+
+/// [`server_config`], and what `show tls` reports of it: the certificates as loaded, the
+/// ticket keys (also found later with [`crate::bind_summary`]).
+pub fn server_config_described(
+    settings: &TlsSettings,
+) -> Result<(Arc<ServerConfig>, Arc<BindSummary>), TlsError> {
+    let (mut entries, mut certificates): (Vec<Entry>, Vec<CertificateSummary>) =
+        certs::load_all(settings)?.into_iter().unzip();
+    if let Some(first) = certificates.first_mut() {
+        first.default = !settings.strict_sni;
+    }
     if let Some(sigalgs) = &settings.policy.sigalgs {
         let allowed: Arc<[SignatureScheme]> = sigalgs.iter().map(|&alg| scheme(alg)).collect();
         for (key, _) in &mut entries {
@@ -40,12 +57,22 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsErr
     }
     let resolver = SniResolver::with_names(entries, settings.strict_sni)?;
     let client_auth = crate::client_verifier(&settings.client_auth)?;
-    build(
+    let resumption = &settings.resumption;
+    let (ticketer, keys) = ticketer(resumption)?.unzip();
+    let config = build(
         resolver,
         &settings.policy,
-        &settings.resumption,
+        resumption,
         client_auth,
-    )
+        ticketer,
+    )?;
+    let summary = BindSummary::new(
+        certificates,
+        settings.strict_sni,
+        resumption.cache_size,
+        keys,
+    );
+    Ok((config.clone(), described(&config, summary)))
 }
 
 /// Builds a server configuration from certificates already in memory (the first is the
@@ -54,19 +81,39 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsErr
 pub fn server_config_from_keys(
     keys: Vec<Arc<CertifiedKey>>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
+    let certificates = keys
+        .iter()
+        .enumerate()
+        .map(|(index, key)| {
+            let mut summary = leaf_names(key)
+                .and_then(|names| summarize(key, None, names))
+                .map_err(|reason| TlsError::CertificateNames { index, reason })?;
+            summary.default = index == 0;
+            Ok(summary)
+        })
+        .collect::<Result<Vec<_>, TlsError>>()?;
     let resolver = SniResolver::new(keys)?;
-    build(
-        resolver,
-        &TlsPolicy::default(),
-        &Resumption::default(),
-        None,
-    )
+    let resumption = Resumption::default();
+    let (ticketer, keys) = ticketer(&resumption)?.unzip();
+    let config = build(resolver, &TlsPolicy::default(), &resumption, None, ticketer)?;
+    described(
+        &config,
+        BindSummary::new(certificates, false, resumption.cache_size, keys),
+    );
+    Ok(config)
+}
+
+/// Registers `summary` as the description of `config` (see `summary.rs`).
+fn described(config: &Arc<ServerConfig>, summary: BindSummary) -> Arc<BindSummary> {
+    let summary = Arc::new(summary);
+    summary::register(&config.cert_resolver, Arc::clone(&summary));
+    summary
 }
 
 /// Loads the certificates a `cert_dir` holds (for benchmarks and tests of the loader).
 #[doc(hidden)]
 pub fn load_cert_dir(dir: &std::path::Path) -> Result<usize, TlsError> {
-    certs::load_dir(dir).map(|entries: Vec<Entry>| entries.len())
+    certs::load_dir(dir).map(|entries| entries.len())
 }
 
 fn build(
@@ -74,6 +121,7 @@ fn build(
     policy: &TlsPolicy,
     resumption: &Resumption,
     client_auth: Option<Arc<dyn ClientCertVerifier>>,
+    ticketer: Option<Arc<dyn ProducesTickets>>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
     let builder = ServerConfig::builder_with_provider(provider_for(policy))
         .with_protocol_versions(&versions(policy))?;
@@ -89,8 +137,8 @@ fn build(
     } else {
         Arc::new(NoServerSessionStorage {})
     };
-    if resumption.tickets {
-        config.ticketer = ticketer(resumption)?;
+    if let Some(ticketer) = ticketer {
+        config.ticketer = ticketer;
     }
     // One ticket per full handshake: enough for a client to resume once per connection, and
     // each ticket costs an encryption and bytes on the wire. None when nothing could resume.
@@ -103,9 +151,14 @@ fn build(
     Ok(Arc::new(config))
 }
 
-fn ticketer(resumption: &Resumption) -> Result<Arc<dyn ProducesTickets>, TlsError> {
+/// The bind's ticketer and its keys' description; `None` when tickets are off.
+fn ticketer(resumption: &Resumption) -> Result<Option<Ticketer>, TlsError> {
+    if !resumption.tickets {
+        return Ok(None);
+    }
     tickets::ticketer(
         resumption.ticket_rotation,
         resumption.ticket_key_file.as_deref(),
     )
+    .map(Some)
 }

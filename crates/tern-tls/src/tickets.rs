@@ -4,12 +4,13 @@
 //! key name authenticated as associated data. The name says which key to try, so decryption is
 //! one lookup in a handful of keys and one AEAD open.
 //!
-//! - **Without a key file** tickets come from a rustls `TicketRotator` over random keys: a new
-//!   key every `ticket_rotation`, the previous one still accepted for one more period (so a
-//!   ticket lives at most two periods). One rotator per period length is made per process and
-//!   kept across configuration reloads, so every worker and every reload share it (SO_REUSEPORT
-//!   spreads one client's connections over the workers). Its read lock is the one rustls' own
-//!   ticketer takes on every ticket.
+//! - **Without a key file** tickets come from a rotator over random keys (`tickets/rotator.rs`,
+//!   rustls' `TicketRotator` semantics plus the key's age for `show tls`): a new key every
+//!   `ticket_rotation`, the previous one still accepted for one more period (so a ticket lives
+//!   at most two periods). One rotator per period length is made per process and kept across
+//!   configuration reloads, so every worker and every reload share it (SO_REUSEPORT spreads one
+//!   client's connections over the workers). Its read lock is the one rustls' own rotator takes
+//!   on every ticket.
 //! - **With a key file** (`ticket_key_file`, format in `tickets/keyfile.rs` and
 //!   docs/configuration.md) the keys are fixed until the next load: the first encrypts, all
 //!   decrypt, with no lock at all. Several tern instances given the same file resume each
@@ -17,6 +18,8 @@
 //!   a reload, in the file's order.
 
 mod keyfile;
+mod rotator;
+mod state;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -24,11 +27,13 @@ use std::time::Duration;
 
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
 use rustls::server::ProducesTickets;
-use rustls::ticketer::TicketRotator;
 
 use crate::TlsError;
 
 pub(crate) use keyfile::parse_key_file;
+use rotator::Rotator;
+pub use state::TicketState;
+pub(crate) use state::{unix_seconds, TicketKeys};
 
 const NAME_LEN: usize = 16;
 const TAG_LEN: usize = 16;
@@ -128,33 +133,32 @@ impl ProducesTickets for KeySet {
     }
 }
 
-/// The ticketer of a bind: from `key_file` when given, else the process's rotator for
-/// `rotation`.
-pub(crate) fn ticketer(
-    rotation: Duration,
-    key_file: Option<&Path>,
-) -> Result<Arc<dyn ProducesTickets>, TlsError> {
+/// A bind's ticketer and what `show tls` reports of its keys.
+pub(crate) type Ticketer = (Arc<dyn ProducesTickets>, TicketKeys);
+
+/// The ticketer of a bind, from `key_file` when given, else the process's rotator for
+/// `rotation`; with what `show tls` reports of its keys.
+pub(crate) fn ticketer(rotation: Duration, key_file: Option<&Path>) -> Result<Ticketer, TlsError> {
     // A ticket lives at most two rotation periods (see the module docs); validated <= 3 days.
     let period = u32::try_from(rotation.as_secs().max(1)).unwrap_or(u32::MAX / 2);
     if let Some(path) = key_file {
         let keys = parse_key_file(path)?;
-        return Ok(Arc::new(KeySet::new(keys, period.saturating_mul(2))));
+        let lifetime = period.saturating_mul(2);
+        let state = TicketKeys::file(path, keys.len(), lifetime);
+        return Ok((Arc::new(KeySet::new(keys, lifetime)), state));
     }
-    static ROTATORS: Mutex<Vec<(u32, Arc<dyn ProducesTickets>)>> = Mutex::new(Vec::new());
+    static ROTATORS: Mutex<Vec<Arc<Rotator>>> = Mutex::new(Vec::new());
     // Taken only while a configuration is built; a poisoned lock still holds valid rotators.
     let mut rotators = ROTATORS.lock().unwrap_or_else(|poison| poison.into_inner());
-    if let Some((_, rotator)) = rotators.iter().find(|(p, _)| *p == period) {
-        return Ok(rotator.clone());
-    }
-    let rotator: Arc<dyn ProducesTickets> = Arc::new(TicketRotator::new(period, random_key)?);
-    rotators.push((period, rotator.clone()));
-    Ok(rotator)
-}
-
-/// A fresh random key, for the rotator.
-fn random_key() -> Result<Box<dyn ProducesTickets>, rustls::crypto::GetRandomFailed> {
-    let key = TicketKey::random().ok_or(rustls::crypto::GetRandomFailed)?;
-    Ok(Box::new(KeySet::new(vec![key], 0)))
+    let rotator = match rotators.iter().find(|r| r.period() == period) {
+        Some(rotator) => Arc::clone(rotator),
+        None => {
+            let rotator = Arc::new(Rotator::new(period).map_err(rustls::Error::from)?);
+            rotators.push(Arc::clone(&rotator));
+            rotator
+        }
+    };
+    Ok((rotator.clone(), TicketKeys::Rotating(rotator)))
 }
 
 #[cfg(test)]
