@@ -23,6 +23,7 @@ use tern_config::{self as config, Backend};
 use tern_h1::RequestHead;
 use tokio::time::Instant;
 
+use crate::profiling::{Kind, Profiled};
 use crate::servers::{self, BackendState, Grant};
 
 /// Why a balancer could not be built from a validated configuration (a bug if it happens:
@@ -136,8 +137,8 @@ impl Balancers {
         seen.set(generation);
         if let Some(balancer) = self.list.borrow_mut().get_mut(backend) {
             for (id, s) in state.servers.iter().enumerate() {
-                balancer.set_usable(id, s.is_up());
-                balancer.set_weight(id, s.weight());
+                balancer.set_usable(id, s.usable());
+                balancer.set_weight(id, s.balance_weight());
             }
         }
     }
@@ -158,7 +159,7 @@ impl Balancers {
         let state = self.states.get(backend).ok_or(NoServer::Down)?;
         if let Some(p) = place.persist.filter(|p| !place.avoid.contains(p)) {
             match state.server(p) {
-                Some(s) if s.is_up() => {
+                Some(s) if s.usable() => {
                     return if s.try_take() {
                         Ok(self.start(backend, p, true))
                     } else {
@@ -192,7 +193,8 @@ impl Balancers {
         let (ticket, mut grant) = state
             .enqueue(want, deadline)
             .map_err(|()| Refusal::QueueFull)?;
-        let granted = match tokio::time::timeout(timeout, &mut grant).await {
+        let queued = tokio::time::timeout(timeout, &mut grant);
+        let granted = match Profiled::new(Kind::Queue, queued).await {
             Ok(Ok(g)) => g,
             Ok(Err(_)) => Grant::GiveUp,
             Err(_) if state.withdraw(ticket) => return Err(Refusal::QueueTimeout),

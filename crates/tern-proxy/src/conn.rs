@@ -32,6 +32,7 @@ use tern_h1::{parse_request, Forwarding, H1Error, Limits, Method, RequestHead, S
 use tokio::time::Instant;
 use tracing::debug;
 
+use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::client::ClientStream;
 use crate::exchange;
@@ -94,6 +95,8 @@ pub(crate) struct Session<S> {
     pub limits: Limits,
     pub client_timer: Timer,
     pub server_timer: Timer,
+    /// The access log's record of the connection; `None` when the frontend does not log.
+    pub log: Option<Box<Tracker>>,
 }
 
 /// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
@@ -103,6 +106,7 @@ pub(crate) async fn serve<S: ClientStream>(
     io: S,
     peer: SocketAddr,
     tls: bool,
+    log: Option<Box<Tracker>>,
 ) {
     let accepted = Instant::now();
     let fe = &w.shared.snapshot.config.frontends[frontend];
@@ -139,17 +143,31 @@ pub(crate) async fn serve<S: ClientStream>(
         limits,
         client_timer: Timer::default(),
         server_timer: Timer::default(),
+        log,
     };
-    let stop = w.stopping();
+    // Idle connections close at a stop; during a drain they stay until their next request
+    // (answered with `Connection: close`) or their keep-alive timeout, so that no client sends
+    // a request on a connection being closed.
+    let stop = w.closing_idle();
     tokio::pin!(stop);
     let mut first = true;
     let end = loop {
         let hlen = match s.wait_head(first, accepted, stop.as_mut()).await {
             Wait::Head(n) => n,
-            wait => break s.no_request(wait, peer).await,
+            wait => {
+                let next = s.no_request(wait, peer).await;
+                if let Some(log) = s.log.as_deref_mut().filter(|log| log.seen()) {
+                    log.emit(&s.w);
+                }
+                break next;
+            }
         };
         first = false;
-        match s.handle(hlen).await {
+        let next = s.handle(hlen).await;
+        if let Some(log) = s.log.as_deref_mut() {
+            log.emit(&s.w);
+        }
+        match next {
             Next::KeepAlive if !w.is_stopping() => {}
             Next::KeepAlive => break Next::Close,
             other => break other,
@@ -177,6 +195,9 @@ impl<S: ClientStream> Session<S> {
         let t = self.timeouts();
         let mut idle = Idle::default();
         let mut head_since = Idle::default();
+        if let Some(log) = self.log.as_deref_mut() {
+            log.waiting(!self.buf.is_empty());
+        }
         std::future::poll_fn(|cx| {
             loop {
                 if !self.buf.is_empty() {
@@ -188,7 +209,11 @@ impl<S: ClientStream> Session<S> {
                 }
                 match self.buf.poll_read_from(&mut self.io, cx) {
                     Poll::Ready(Ok(0)) => return Poll::Ready(Wait::Closed(None)),
-                    Poll::Ready(Ok(_)) => {}
+                    Poll::Ready(Ok(_)) => {
+                        if let Some(log) = self.log.as_deref_mut() {
+                            log.arrived();
+                        }
+                    }
                     Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::OutOfMemory => {
                         return Poll::Ready(Wait::Invalid(H1Error::HeadTooLarge));
                     }
@@ -197,9 +222,9 @@ impl<S: ClientStream> Session<S> {
                 }
             }
             let started = !self.buf.is_empty();
-            // The stop future completes only after `is_stopping` turned true, so it is never
+            // The stop future completes only after `closes_idle` turned true, so it is never
             // polled again once it has completed.
-            if !started && (self.w.is_stopping() || stop.as_mut().poll(cx).is_ready()) {
+            if !started && (self.w.closes_idle() || stop.as_mut().poll(cx).is_ready()) {
                 return Poll::Ready(Wait::Stop);
             }
             let (deadline, expired) = if started {
@@ -219,6 +244,10 @@ impl<S: ClientStream> Session<S> {
 
     /// The connection ended without a request to serve: count why, answer if due.
     async fn no_request(&mut self, wait: Wait, peer: SocketAddr) -> Next {
+        if let Some(log) = self.log.as_deref_mut() {
+            let (termination, why) = missing(&wait);
+            log.no_request(termination, why);
+        }
         let c = &self.w.stats.frontends[self.frontend];
         match wait {
             Wait::Head(_) | Wait::Stop => Next::Close,
@@ -254,6 +283,9 @@ impl<S: ClientStream> Session<S> {
     /// Serves the request whose head (`hlen` bytes) is at the front of the buffer.
     async fn handle(&mut self, hlen: usize) -> Next {
         bump(&self.counters().requests);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.request(&self.head, self.buf.data(), hlen);
+        }
         let fe = &self.w.shared.snapshot.config.frontends[self.frontend];
         let is_monitor = fe.monitor_uri.as_deref().is_some_and(|uri| {
             let path = self.head.path().get(self.buf.data());
@@ -285,7 +317,14 @@ impl<S: ClientStream> Session<S> {
         let keep_alive = keep_alive && !self.w.is_stopping();
         self.out.clear();
         write_page(page, !keep_alive, head_only, &mut self.out);
-        match self.write_out(!keep_alive).await {
+        let written = self.write_out(!keep_alive).await;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.answered(
+                page.status(),
+                written.as_ref().map_or(0, |()| self.out.len()),
+            );
+        }
+        match written {
             Err(_) => Next::Abort,
             Ok(()) if keep_alive => Next::KeepAlive,
             // A request tern refused may be followed by bytes it did not read.
@@ -376,6 +415,18 @@ impl<S: ClientStream> Session<S> {
             }
         })
         .await;
+    }
+}
+
+/// The access log's termination state and reason for a connection that ended without a
+/// request (logged only if bytes of one had arrived, or tern answered).
+fn missing(wait: &Wait) -> ([u8; 2], &'static str) {
+    match wait {
+        Wait::Invalid(e) if e.is_too_large() => (*b"PR", "head_too_large"),
+        Wait::Invalid(e) if e.request_status() == 501 => (*b"PR", "not_implemented"),
+        Wait::Invalid(_) => (*b"PR", "bad_request"),
+        Wait::RequestTimeout => (*b"cR", "request_timeout"),
+        Wait::Head(_) | Wait::Closed(_) | Wait::Idle | Wait::Stop => (*b"CR", "client_closed"),
     }
 }
 

@@ -37,9 +37,10 @@ use crate::balance::{InFlight, Placement, Refusal};
 use crate::client::ClientStream;
 use crate::conn::{count_status, Next, Session};
 use crate::persist;
+use crate::profiling::{Kind, Profiled};
 use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
 use crate::servers::BackendState;
-use crate::stats::{bump, BackendCounters, FrontendCounters};
+use crate::stats::{add, bump, BackendCounters, FrontendCounters};
 use crate::upstream::{self, ServerConn};
 use crate::worker::Worker;
 
@@ -70,12 +71,22 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         Err(e) => {
             debug!(error = %e, "invalid request body");
             bump(&s.w.stats.frontends[s.frontend].bad_requests);
+            if let Some(log) = s.log.as_deref_mut() {
+                log.refused(*b"PD");
+            }
             return s.answer(Page::BadRequest, false, head_only).await;
         }
     };
     let sent = hlen + first.used;
     let resendable = first.done && idempotent(s.head.method());
+    if let Some(log) = s.log.as_deref_mut() {
+        log.backend(b);
+        log.received(first.used);
+    }
     let Some(state) = w.balancers.state(b) else {
+        if let Some(log) = s.log.as_deref_mut() {
+            log.unplaced(*b"SC");
+        }
         return unavailable(s, sent, first.done, head_only).await;
     };
     let persisted = persist::lookup(be, state, &s.head, s.buf.data(), s.peer);
@@ -91,10 +102,18 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         let server = match &inflight {
             Some(picked) => picked.server(),
             None => match place(s, persisted.server, &failed).await {
-                Ok(picked) => inflight.insert(picked).server(),
+                Ok(picked) => {
+                    if let Some(log) = s.log.as_deref_mut() {
+                        log.placed(picked.server());
+                    }
+                    inflight.insert(picked).server()
+                }
                 Err(refusal) => {
                     debug!(backend = %be.name, %refusal, "no server");
                     bump(&bc.no_server);
+                    if let Some(log) = s.log.as_deref_mut() {
+                        log.unplaced(refusal_state(&refusal));
+                    }
                     return unavailable(s, sent, first.done, head_only).await;
                 }
             },
@@ -105,6 +124,9 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         let (mut conn, reused) = match obtain(&w, b, server, new_conn, host).await {
             Ok(got) => got,
             Err(e) => {
+                if let Some(log) = s.log.as_deref_mut() {
+                    log.connect_failed(matches!(e, upstream::ConnectError::Timeout { .. }));
+                }
                 if e.is_tls() {
                     warn!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
                 } else {
@@ -119,6 +141,9 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
                 }
                 retries_left -= 1;
                 bump(&bc.retries);
+                if let Some(log) = s.log.as_deref_mut() {
+                    log.retried(be.redispatch);
+                }
                 if be.redispatch {
                     // Nothing was sent: any method may go to another server.
                     failed.push(server);
@@ -128,6 +153,9 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
                 continue;
             }
         };
+        if let Some(log) = s.log.as_deref_mut() {
+            log.connected();
+        }
         if !reused && !persisted_to(&inflight) {
             persist::remember(state, s.peer, server);
         }
@@ -146,15 +174,40 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
                 debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
                 resends += 1;
                 fresh = true;
+                if let Some(log) = s.log.as_deref_mut() {
+                    log.retried(false);
+                }
                 continue;
             }
         }
         observe(be, state, server, seen(&outcome));
+        if let Some(log) = s.log.as_deref_mut() {
+            log.relayed(&outcome);
+        }
         bump(&sc.requests);
         if reused {
             bump(&sc.reused);
         }
+        let (up, down) = (sent as u64 + outcome.uploaded, outcome.sent);
+        let fc = &w.stats.frontends[s.frontend];
+        for (bytes_in, bytes_out) in [
+            (&sc.bytes_in, &sc.bytes_out),
+            (&bc.bytes_in, &bc.bytes_out),
+            (&fc.bytes_in, &fc.bytes_out),
+        ] {
+            add(bytes_in, up);
+            add(bytes_out, down);
+        }
         return judge(s, outcome, conn, server, head_only).await;
+    }
+}
+
+/// HAProxy's termination state of a request no server could take.
+fn refusal_state(refusal: &Refusal) -> [u8; 2] {
+    match refusal {
+        Refusal::QueueFull => *b"PQ",
+        Refusal::QueueTimeout => *b"sQ",
+        Refusal::Down | Refusal::Moved => *b"SC",
     }
 }
 
@@ -298,6 +351,12 @@ async fn obtain(
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = &w.shared.snapshot.config.backends[b];
     let srv = &be.servers[server];
+    // The runtime API may have moved the server (`set server addr`).
+    let address = w
+        .balancers
+        .state(b)
+        .and_then(|st| st.server(server))
+        .map_or(srv.address, |st| st.address(srv.address));
     let tls = match (
         &srv.tls,
         w.shared
@@ -307,18 +366,19 @@ async fn obtain(
             .and_then(|s| s.get(server)),
     ) {
         (Some(settings), Some(Some(config))) => {
-            let (name, key) = upstream::server_name(settings, host, srv.address.ip());
+            let (name, key) = upstream::server_name(settings, host, address.ip());
             Some(upstream::TlsTarget { config, name, key })
         }
         _ => None,
     };
     if !fresh {
         let key = tls.as_ref().and_then(|t| t.key.as_deref());
-        if let Some(conn) = w.pools.checkout(b, server, key) {
+        if let Some(conn) = w.pools.checkout(b, server, key, address) {
             return Ok((conn, true));
         }
     }
-    let conn = upstream::connect(srv.address, be.timeouts.connect, tls).await?;
+    let connect = upstream::connect(address, be.timeouts.connect, tls);
+    let conn = Profiled::new(Kind::Connect, connect).await?;
     bump(&w.stats.servers[b][server].connects);
     Ok((conn, false))
 }
@@ -374,7 +434,7 @@ async fn exchange<S: ClientStream>(
         up,
         request_bytes,
     );
-    relay.run().await
+    Profiled::new(Kind::Response, relay.run()).await
 }
 
 /// Counts the outcome, returns the server connection to the pool when it is clean, and

@@ -26,6 +26,15 @@ use crate::tls_io::TlsStream;
 use crate::tls_stats::{AdmissionEvent, Failure, Negotiated};
 use crate::worker::Worker;
 
+/// Why a handshake gave no connection (for the access log; counted and logged here).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum HandshakeEnd {
+    Failed(Failure),
+    /// Admission turned the connection away (`rate_expired`, `source_refused`,
+    /// `rate_abandoned`).
+    Refused(AdmissionEvent),
+}
+
 /// What admission decided for one connection.
 struct Admit {
     /// The bytes read to judge the ClientHello, handed to rustls.
@@ -36,7 +45,7 @@ struct Admit {
     waited: std::time::Duration,
 }
 
-/// Runs the handshake of an accepted connection; `None` if it failed or was refused (counted
+/// Runs the handshake of an accepted connection; an error if it failed or was refused (counted
 /// and logged here).
 pub(crate) async fn run(
     w: &Rc<Worker>,
@@ -44,7 +53,7 @@ pub(crate) async fn run(
     mut tcp: TcpStream,
     peer: SocketAddr,
     config: Arc<ServerConfig>,
-) -> Option<TlsStream> {
+) -> Result<TlsStream, HandshakeEnd> {
     let accepted = Instant::now();
     let deadline = accepted
         + w.shared.snapshot.config.frontends[frontend]
@@ -66,13 +75,14 @@ pub(crate) async fn run(
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
             debug!(%peer, "TLS handshake timed out");
-            return None;
+            return Err(HandshakeEnd::Failed(Failure::Timeout));
         }
         Ok(Err(e)) => {
             bump(&counters.tls_failures);
-            tls.failed(classify(&e));
+            let failure = classify(&e);
+            tls.failed(failure);
             debug!(%peer, error = %e, "TLS handshake failed");
-            return None;
+            return Err(HandshakeEnd::Failed(failure));
         }
         Ok(Ok(stream)) => stream,
     };
@@ -97,7 +107,7 @@ pub(crate) async fn run(
         cert: stream.cert_algorithm(),
         latency: accepted.elapsed().saturating_sub(admit.waited),
     });
-    Some(stream)
+    Ok(stream)
 }
 
 /// Reads the ClientHello and applies the caps.
@@ -108,7 +118,7 @@ async fn admit(
     tcp: &mut TcpStream,
     peer: SocketAddr,
     deadline: Instant,
-) -> Option<Admit> {
+) -> Result<Admit, HandshakeEnd> {
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
     let mut received = Vec::with_capacity(2048);
@@ -117,13 +127,13 @@ async fn admit(
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
             debug!(%peer, "TLS handshake timed out before the ClientHello");
-            return None;
+            return Err(HandshakeEnd::Failed(Failure::Timeout));
         }
         Ok(Err(e)) => {
             bump(&counters.tls_failures);
             tls.failed(Failure::Other);
             debug!(%peer, error = %e, "TLS handshake failed before the ClientHello");
-            return None;
+            return Err(HandshakeEnd::Failed(Failure::Other));
         }
         Ok(Ok(peek)) => peek,
     };
@@ -134,18 +144,18 @@ async fn admit(
     };
     match peek {
         // Not TLS: rustls refuses it at once, for no CPU worth capping.
-        Peek::NotHello | Peek::Incomplete => return Some(admit),
+        Peek::NotHello | Peek::Incomplete => return Ok(admit),
         Peek::Hello { resumption: true } => {
             tls.admission(AdmissionEvent::ResumeOffer);
             admit.resumption_offer = true;
-            return Some(admit);
+            return Ok(admit);
         }
         Peek::Hello { resumption: false } => {}
     }
     if !adm.source_allows(peer.ip()) {
         tls.admission(AdmissionEvent::SourceRefused);
         debug!(%peer, "TLS handshake refused: source over its handshake budget");
-        return None;
+        return Err(HandshakeEnd::Refused(AdmissionEvent::SourceRefused));
     }
     let start = Instant::now();
     let left = || client_left(tcp);
@@ -153,18 +163,18 @@ async fn admit(
         Err(_) => {
             tls.admission(AdmissionEvent::RateExpired);
             debug!(%peer, "closed: waited for the handshake rate cap past the handshake timeout");
-            None
+            Err(HandshakeEnd::Refused(AdmissionEvent::RateExpired))
         }
-        Ok(Admitted::AtOnce) => Some(admit),
+        Ok(Admitted::AtOnce) => Ok(admit),
         Ok(Admitted::Delayed) => {
             tls.admission(AdmissionEvent::RateDelayed);
             admit.waited = start.elapsed();
-            Some(admit)
+            Ok(admit)
         }
         Ok(Admitted::Abandoned) => {
             tls.admission(AdmissionEvent::RateAbandoned);
             debug!(%peer, "closed: the client left while waiting for the handshake rate cap");
-            None
+            Err(HandshakeEnd::Refused(AdmissionEvent::RateAbandoned))
         }
     }
 }

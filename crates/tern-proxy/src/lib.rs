@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+mod access_log;
 mod admission;
 mod balance;
 mod buffer;
@@ -21,16 +22,20 @@ mod client;
 mod client_hello;
 mod conn;
 mod exchange;
+mod handover;
 mod handshake;
 mod health;
 mod listener;
+mod operate;
 mod persist;
 mod pool;
+pub mod profiling;
 mod relay;
 mod servers;
 mod session;
 pub mod stats;
 mod timer;
+pub mod tls_info;
 mod tls_io;
 mod tls_reload;
 mod tls_stats;
@@ -45,10 +50,14 @@ use rustls::ServerConfig;
 use tern_config::Config;
 use tokio::sync::{watch, Semaphore};
 
-pub use stats::{Stats, StatsSnapshot};
+pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
+pub use handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
+pub use operate::OperateError;
+pub use stats::{AdminState, Stats, StatsSnapshot};
+pub use tls_info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls_reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};
 use tls_reload::{Reloader, TlsSlot};
-use worker::{Shared, WorkerListener, WorkerSpec};
+use worker::{Mode, Shared, WorkerListener, WorkerSpec};
 
 /// A configuration ready to run: the validated config plus the TLS configuration built for each
 /// bind (`tls[frontend][bind]`, `None` for plain binds) and for each server with `tls`
@@ -58,6 +67,8 @@ pub struct Snapshot {
     pub config: Config,
     pub tls: Vec<Vec<Option<Arc<ServerConfig>>>>,
     pub servers_tls: Vec<Vec<Option<Arc<rustls::ClientConfig>>>>,
+    /// The access log (`[access_log]`), opened once by the caller and shared by generations.
+    pub access_log: Option<AccessLog>,
 }
 
 /// A server's TLS configuration could not be built (its `ca` or `cert` file).
@@ -128,6 +139,8 @@ pub enum StartError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoundBind {
     pub frontend: String,
+    /// The address in the configuration (port 0 when the system chose it).
+    pub configured: SocketAddr,
     pub address: SocketAddr,
     pub tls: bool,
 }
@@ -141,8 +154,14 @@ pub struct ProxyHandle {
     workers: Vec<JoinHandle<()>>,
     /// The health checker thread, when some server is checked.
     checker: Option<JoinHandle<()>>,
-    shutdown: watch::Sender<bool>,
+    shutdown: watch::Sender<Mode>,
+    /// Stops the health checker (at a drain as at a stop).
+    checker_stop: watch::Sender<bool>,
     stats: Stats,
+    /// What the workers share (configuration, server states), for the runtime operations.
+    shared: Arc<Shared>,
+    /// A duplicate of every listening socket, to hand to the next generation.
+    sockets: Vec<InheritedBind>,
 }
 
 impl ProxyHandle {
@@ -168,6 +187,12 @@ impl ProxyHandle {
         self.reloader.reload()
     }
 
+    /// `show tls`: every TLS bind with its certificates as loaded (start-up or the last reload)
+    /// and its resumption state (`tls_info.rs`).
+    pub fn tls_info(&self) -> Vec<BindTlsInfo> {
+        self.reloader.tls_info()
+    }
+
     /// A handle that reloads certificates from another thread (a command interface).
     pub fn reload_handle(&self) -> ReloadHandle {
         ReloadHandle(Arc::clone(&self.reloader))
@@ -176,7 +201,64 @@ impl ProxyHandle {
     /// Starts a graceful stop: listeners close, idle connections close, streams in flight get up
     /// to `global.grace` to finish.
     pub fn shutdown(&self) {
-        let _ = self.shutdown.send(true);
+        let _ = self.shutdown.send(Mode::Stop);
+        let _ = self.checker_stop.send(true);
+    }
+
+    /// Hands over to a newer generation: accept nothing more, let connections finish (see
+    /// `hard_stop_after`); [`ProxyHandle::shutdown`] still stops it sooner.
+    pub fn drain(&self) {
+        self.shutdown.send_if_modified(|mode| {
+            let run = *mode == Mode::Run;
+            if run {
+                *mode = Mode::Drain;
+            }
+            run
+        });
+        let _ = self.checker_stop.send(true);
+    }
+
+    /// Whether every thread of this generation has ended.
+    pub fn is_finished(&self) -> bool {
+        self.workers.iter().all(JoinHandle::is_finished)
+            && self.checker.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// The configuration this generation runs.
+    pub fn config(&self) -> &Config {
+        &self.shared.snapshot.config
+    }
+
+    /// Client connections open now (taken from the global `maxconn`).
+    pub fn connections(&self) -> u64 {
+        let max = self.config().global.maxconn.min(Semaphore::MAX_PERMITS);
+        max.saturating_sub(self.shared.global_limit.available_permits()) as u64
+    }
+
+    /// What a next generation needs from this one: duplicates of the listening sockets, the
+    /// servers' state and the TLS session caches (handover.rs).
+    pub fn handover(&self) -> std::io::Result<Inherit> {
+        let listeners = self
+            .sockets
+            .iter()
+            .map(|b| {
+                Ok(InheritedBind {
+                    frontend: b.frontend.clone(),
+                    configured: b.configured,
+                    address: b.address,
+                    sockets: b
+                        .sockets
+                        .iter()
+                        .map(std::net::TcpListener::try_clone)
+                        .collect::<std::io::Result<_>>()?,
+                })
+            })
+            .collect::<std::io::Result<_>>()?;
+        Ok(Inherit {
+            listeners,
+            servers: handover::servers_of(self.config(), &self.shared.states),
+            sessions: handover::sessions_of(self.config(), &self.reloader.current()),
+        })
     }
 
     /// Waits for every worker to finish (after [`ProxyHandle::shutdown`]).
@@ -187,6 +269,16 @@ impl ProxyHandle {
         if let Some(checker) = self.checker {
             let _ = checker.join();
         }
+        // Every line of the workers is written before the caller reads the counters.
+        if let Some(log) = &self.stats.access_log {
+            log.flush(std::time::Duration::from_secs(2));
+        }
+    }
+
+    /// The access log the workers write to, if any (a reload keeps it when `[access_log]` is
+    /// unchanged).
+    pub fn access_log(&self) -> Option<&AccessLog> {
+        self.shared.snapshot.access_log.as_ref()
     }
 }
 
@@ -202,8 +294,18 @@ impl ReloadHandle {
 }
 
 /// Binds every listening socket, starts the workers, and returns once all are accepting.
-pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
+pub fn start(snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
+    start_with(snapshot, Inherit::default())
+}
+
+/// Starts a generation that takes over from a previous one (`inherit`, from
+/// [`ProxyHandle::handover`]): its listening sockets where the configured address is the same,
+/// its servers' state, its TLS session caches. Sockets not used are closed here (their binds
+/// are gone from the configuration).
+pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyHandle, StartError> {
+    handover::apply_sessions(&snapshot.config, &mut snapshot.tls, &inherit.sessions);
     let cfg = &snapshot.config;
+    profiling::set_enabled(cfg.global.profiling);
     let count = cfg
         .global
         .workers
@@ -211,12 +313,13 @@ pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         .max(1);
     let cpus = plan_cpus(cfg.global.cpus.as_deref(), count)?;
     let (reloader, mut slots) = Reloader::new(snapshot.config.clone(), snapshot.tls.clone(), count);
-    let (binds, mut per_worker) = bind_all(&snapshot, count, &mut slots)?;
+    let (binds, mut per_worker, sockets) = bind_all(&snapshot, count, &mut slots, &mut inherit)?;
     // From here the workers' copies and the reloader hold the TLS configurations; the snapshot
     // does not keep a set that a reload would leave stale.
     snapshot.tls = Vec::new();
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
+    handover::apply_servers(&shared.snapshot.config, &shared.states, &inherit.servers);
     let servers: Vec<usize> = shared
         .snapshot
         .config
@@ -225,7 +328,8 @@ pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         .map(|b| b.servers.len())
         .collect();
     let frontends = shared.snapshot.config.frontends.len();
-    let (shutdown, shutdown_rx) = watch::channel(false);
+    let (shutdown, shutdown_rx) = watch::channel(Mode::Run);
+    let (checker_stop, checker_stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel();
     let mut workers = Vec::with_capacity(count);
     let mut all_stats = Vec::with_capacity(count);
@@ -260,11 +364,15 @@ pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         workers,
         checker: None,
         shutdown,
+        checker_stop,
         stats: Stats {
             workers: all_stats,
             states: Arc::clone(&shared.states),
             reloads: reloader.counters(),
+            access_log: shared.snapshot.access_log.clone(),
         },
+        shared: Arc::clone(&shared),
+        sockets,
     };
     for index in 0..count {
         let failure = match ready_rx.recv() {
@@ -288,7 +396,7 @@ pub fn start(mut snapshot: Snapshot) -> Result<ProxyHandle, StartError> {
         servers_tls,
         &shared.states,
         &checker_stats,
-        shutdown_rx,
+        checker_stop_rx,
     ) {
         Ok(checker) => handle.checker = checker,
         Err(e) => {
@@ -328,17 +436,25 @@ fn plan_cpus(
     }
 }
 
-type Binding = (Vec<BoundBind>, Vec<Vec<WorkerListener>>);
+type Binding = (
+    Vec<BoundBind>,
+    Vec<Vec<WorkerListener>>,
+    Vec<InheritedBind>,
+);
 
-/// Binds every bind of every frontend once per worker; each worker's listener takes its TLS slot
-/// (`slots[worker][bind]`, binds in the same order).
+/// Binds every bind of every frontend once per worker, or takes the sockets a previous
+/// generation left in `inherit`; each worker's listener takes its TLS slot (`slots[worker]
+/// [bind]`, binds in the same order). Also returns a duplicate of every socket (for the next
+/// generation).
 fn bind_all(
     snapshot: &Snapshot,
     workers: usize,
     slots: &mut [Vec<Option<TlsSlot>>],
+    inherit: &mut Inherit,
 ) -> Result<Binding, StartError> {
     let cfg = &snapshot.config;
     let mut bound = Vec::new();
+    let mut kept = Vec::new();
     let mut per_worker: Vec<Vec<WorkerListener>> = (0..workers).map(|_| Vec::new()).collect();
     let mut slot_index = 0;
     for (f, fe) in cfg.frontends.iter().enumerate() {
@@ -355,27 +471,50 @@ fn bind_all(
                     address: bind.address,
                 });
             }
-            let (address, sockets) =
-                listener::bind_group(bind.address, workers, cfg.global.backlog).map_err(
-                    |cause| StartError::Bind {
-                        frontend: fe.name.clone(),
-                        address: bind.address,
-                        cause,
-                    },
-                )?;
+            let bind_error = |cause| StartError::Bind {
+                frontend: fe.name.clone(),
+                address: bind.address,
+                cause,
+            };
+            let inherited = inherit.take_bind(&fe.name, bind.address);
+            let (address, sockets) = match inherited {
+                Some(old) => listener::adopt_group(old.address, old.sockets, workers, cfg.global.backlog)
+                    .map_err(bind_error)?,
+                None => listener::bind_group(bind.address, workers, cfg.global.backlog)
+                    .map_err(bind_error)?,
+            };
             bound.push(BoundBind {
                 frontend: fe.name.clone(),
+                configured: bind.address,
                 address,
                 tls: tls.is_some(),
             });
-            for (w, socket) in sockets.into_iter().enumerate() {
+            kept.push(InheritedBind {
+                frontend: fe.name.clone(),
+                configured: bind.address,
+                address,
+                sockets: sockets
+                    .iter()
+                    .map(std::net::TcpListener::try_clone)
+                    .collect::<std::io::Result<_>>()
+                    .map_err(bind_error)?,
+            });
+            // More sockets than workers (the previous generation had more): a worker accepts on
+            // several, so no accept queue is left without a reader.
+            let worker_slots: Vec<Option<TlsSlot>> = (0..workers)
+                .map(|w| {
+                    slots
+                        .get_mut(w)
+                        .and_then(|s| s.get_mut(slot_index))
+                        .and_then(Option::take)
+                })
+                .collect();
+            for (i, socket) in sockets.into_iter().enumerate() {
+                let w = i % workers;
                 // Each worker has its own copy of the TLS configuration (tls_reload.rs), so the
                 // reference count bumped per handshake is not a cache line shared between
                 // workers; its resolver notes the certificate type chosen, for the counters.
-                let tls = slots
-                    .get_mut(w)
-                    .and_then(|s| s.get_mut(slot_index))
-                    .and_then(Option::take);
+                let tls = worker_slots.get(w).cloned().flatten();
                 per_worker[w].push(WorkerListener {
                     frontend: f,
                     socket,
@@ -385,7 +524,7 @@ fn bind_all(
             slot_index += 1;
         }
     }
-    Ok((bound, per_worker))
+    Ok((bound, per_worker, kept))
 }
 
 fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {

@@ -60,6 +60,25 @@ pub(crate) fn bind_group(
     Ok((actual, all))
 }
 
+/// Takes over the sockets of a previous generation bound to `addr`, adding sockets to the
+/// SO_REUSEPORT group when there are fewer than `count` (never closing one: its accept queue
+/// would be lost).
+pub(crate) fn adopt_group(
+    addr: SocketAddr,
+    mut sockets: Vec<TcpListener>,
+    count: usize,
+    backlog: u32,
+) -> io::Result<(SocketAddr, Vec<TcpListener>)> {
+    for socket in &sockets {
+        // A socket from another process (an upgrade) must be a listener in non-blocking mode.
+        socket.set_nonblocking(true)?;
+    }
+    while sockets.len() < count {
+        sockets.push(bind(addr, backlog)?);
+    }
+    Ok((addr, sockets))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

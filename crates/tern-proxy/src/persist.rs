@@ -41,7 +41,7 @@ pub(crate) fn lookup(
 ) -> Persisted {
     let cookie = be.cookie.as_ref().and_then(|c| cookie_server(c, head, buf));
     let server = match cookie {
-        Some(s) if state.server(s).is_some_and(|s| s.is_up()) => Some(s),
+        Some(s) if state.server(s).is_some_and(|s| s.usable()) => Some(s),
         _ if state.sticky() => state.stuck(client, servers::now()),
         _ => None,
     };

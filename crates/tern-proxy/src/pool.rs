@@ -9,6 +9,7 @@
 //! from each request (`sni = "host"`) are reused only for requests with the same name.
 
 use std::cell::RefCell;
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tern_config::PoolSettings;
@@ -43,14 +44,16 @@ impl Pools {
         })
     }
 
-    /// Takes the most recently used idle connection to `server` that is still usable and was
-    /// opened for `key` (the TLS name of a server with `sni = "host"`; `None` for all others,
-    /// whose connections all match, the most recent being the last one).
+    /// Takes the most recently used idle connection to `server` that is still usable, goes to
+    /// `address` (the server may have been moved at runtime) and was opened for `key` (the TLS
+    /// name of a server with `sni = "host"`; `None` for all others, whose connections all match,
+    /// the most recent being the last one).
     pub(crate) fn checkout(
         &self,
         backend: usize,
         server: usize,
         key: Option<&str>,
+        address: SocketAddr,
     ) -> Option<ServerConn> {
         let max_age = self.settings.get(backend)?.idle_timeout;
         let mut idle = self.idle.borrow_mut();
@@ -58,7 +61,7 @@ impl Pools {
         // Bounded: each round removes one connection.
         while let Some(at) = list.iter().rposition(|c| c.conn.key.as_deref() == key) {
             let mut c = list.remove(at);
-            if c.since.elapsed() < max_age && c.conn.is_usable() {
+            if c.since.elapsed() < max_age && c.conn.addr == address && c.conn.is_usable() {
                 return Some(c.conn);
             }
         }

@@ -93,6 +93,10 @@ pub(crate) struct Outcome {
     /// When the server's final response head was parsed (the balancer's response time).
     pub responded_at: Option<tokio::time::Instant>,
     pub end: End,
+    /// Bytes written to the client (`100 Continue`, head, body and framing).
+    pub sent: u64,
+    /// Request body bytes taken from the client after those that came with the head.
+    pub uploaded: u64,
 }
 
 /// What one direction waits for after a poll.
@@ -115,6 +119,8 @@ pub(crate) struct Upload {
     reader: BodyReader,
     /// Bytes at the front of the client buffer that belong to the body and are not yet written.
     pending: usize,
+    /// Body bytes written to the server (after those that came with the head).
+    sent: u64,
     wait: Wait,
 }
 
@@ -128,6 +134,7 @@ impl Upload {
             expect,
             reader,
             pending: 0,
+            sent: 0,
             wait: Wait::Nothing,
         }
     }
@@ -150,6 +157,8 @@ struct Download {
     keep_client: bool,
     reuse_server: bool,
     wait: Wait,
+    /// Bytes written to the client.
+    sent: u64,
     /// Output in flight: `out[out_pos..]`, then `data` bytes of the server buffer from
     /// `data_off` (`data_pos` of them written), then `tail[tail_pos..]`; once written,
     /// `consume` bytes of the server buffer are dropped.
@@ -242,6 +251,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 keep_client: false,
                 reuse_server: false,
                 wait: Wait::Nothing,
+                sent: 0,
                 out_pos: 0,
                 data_off: 0,
                 data: 0,
@@ -278,6 +288,8 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                     keep_client: self.down.keep_client,
                     reuse_server: self.down.reuse_server,
                 },
+                sent: self.down.sent,
+                uploaded: self.up.sent,
             });
         }
         match self.poll_timers(cx) {
@@ -324,6 +336,8 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 stage: self.down.stage,
                 received: self.down.received,
             },
+            sent: self.down.sent,
+            uploaded: self.up.sent,
         }
     }
 
@@ -343,6 +357,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                     Poll::Ready(Ok(n)) => {
                         self.c.buf.consume(n);
                         self.up.pending -= n;
+                        self.up.sent += n as u64;
                         self.server_progress = true;
                         self.server_unflushed = true;
                     }

@@ -17,14 +17,16 @@
 //! - **Stickiness** (`stick on source`) is one table per backend behind a mutex: a lookup per
 //!   request, for backends that ask for it.
 
-use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
 use tern_config::{Backend, Config};
 use tokio::sync::{oneshot, Notify};
+
+use crate::stats::AdminState;
 
 /// What a queued request receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +46,16 @@ pub(crate) struct ServerState {
     up: AtomicBool,
     /// Effective weight: configured, or lower while slow start ramps it.
     weight: AtomicU32,
-    /// Configured weight (the runtime API may change it later).
-    pub configured_weight: u32,
+    /// Configured weight: from the file, or set at runtime (`set weight`).
+    configured_weight: AtomicU32,
+    /// [`AdminState`] as a number (`set server state` of the runtime API).
+    admin: AtomicU8,
+    /// Whether `address` holds a runtime address (saves the lock in the common case).
+    moved: AtomicBool,
+    /// The address set at runtime (`set server addr`), replacing the configured one.
+    address: Mutex<Option<SocketAddr>>,
+    /// The outcome of the last active check (`L7OK: status 200 in 2 ms`), for `show stat`.
+    last_check: Mutex<String>,
     /// Requests in flight over all workers; counted only when `maxconn` is set.
     active: AtomicU32,
     /// `maxconn`; 0 = no limit.
@@ -61,7 +71,11 @@ impl ServerState {
         Self {
             up: AtomicBool::new(true),
             weight: AtomicU32::new(weight),
-            configured_weight: weight,
+            configured_weight: AtomicU32::new(weight),
+            admin: AtomicU8::new(admin_code(AdminState::Ready)),
+            moved: AtomicBool::new(false),
+            address: Mutex::new(None),
+            last_check: Mutex::new(String::new()),
             active: AtomicU32::new(0),
             maxconn,
             errors: AtomicU32::new(0),
@@ -77,6 +91,64 @@ impl ServerState {
     /// The effective weight.
     pub(crate) fn weight(&self) -> u32 {
         self.weight.load(Ordering::Acquire)
+    }
+
+    /// The configured weight (from the file, or set at runtime).
+    pub(crate) fn configured_weight(&self) -> u32 {
+        self.configured_weight.load(Ordering::Acquire)
+    }
+
+    /// The operator's state.
+    pub(crate) fn admin(&self) -> AdminState {
+        admin_state(self.admin.load(Ordering::Acquire))
+    }
+
+    /// May take traffic: up and not in maintenance (a drained server still serves its
+    /// persistent clients).
+    pub(crate) fn usable(&self) -> bool {
+        self.is_up() && self.admin() != AdminState::Maint
+    }
+
+    /// The weight balancing sees: 0 while drained, so only persistent clients reach it.
+    pub(crate) fn balance_weight(&self) -> u32 {
+        match self.admin() {
+            AdminState::Drain => 0,
+            _ => self.weight(),
+        }
+    }
+
+    /// Records the outcome of an active check (written by the checker, once per check).
+    pub(crate) fn set_last_check(&self, detail: &str) {
+        let mut last = self.last_check.lock().unwrap_or_else(|e| e.into_inner());
+        last.clear();
+        last.push_str(detail);
+    }
+
+    /// The outcome of the last active check; empty before the first one or when unchecked.
+    pub(crate) fn last_check(&self) -> String {
+        self.last_check
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The address set at runtime, if any.
+    pub(crate) fn runtime_address(&self) -> Option<SocketAddr> {
+        if !self.moved.load(Ordering::Acquire) {
+            return None;
+        }
+        *self.address.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where new connections go: the runtime address if one was set, else `configured`.
+    pub(crate) fn address(&self, configured: SocketAddr) -> SocketAddr {
+        if !self.moved.load(Ordering::Acquire) {
+            return configured;
+        }
+        self.address
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(configured)
     }
 
     /// Requests in flight (counted only under `maxconn`).
@@ -163,6 +235,11 @@ impl BackendState {
         }
     }
 
+    /// Requests waiting in the queue now.
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
     /// The generation of health and weight.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
@@ -185,7 +262,7 @@ impl BackendState {
         self.generation.fetch_add(1, Ordering::AcqRel);
         if up {
             self.kick();
-        } else if !self.servers.iter().any(ServerState::is_up) {
+        } else if !self.servers.iter().any(ServerState::usable) {
             self.fail_waiters();
         } else {
             self.move_pinned(server);
@@ -208,6 +285,49 @@ impl BackendState {
         true
     }
 
+    /// Sets a server's configured weight (`set weight`) and its effective weight with it
+    /// (slow start, if ramping, continues towards the new value). `false` for an unknown server.
+    pub(crate) fn set_configured_weight(&self, server: ServerId, weight: u32) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        s.configured_weight.store(weight, Ordering::Release);
+        self.set_weight(server, weight);
+        true
+    }
+
+    /// Sets a server's operator state; `false` for an unknown server. Maintenance sends the
+    /// requests queued for it back to balancing (or fails them when no server is left).
+    pub(crate) fn set_admin(&self, server: ServerId, admin: AdminState) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        if s.admin.swap(admin_code(admin), Ordering::AcqRel) == admin_code(admin) {
+            return true;
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        match admin {
+            AdminState::Maint if !self.servers.iter().any(ServerState::usable) => {
+                self.fail_waiters();
+            }
+            AdminState::Maint => self.move_pinned(server),
+            AdminState::Ready | AdminState::Drain => self.kick(),
+        }
+        true
+    }
+
+    /// Sends new connections of `server` to `address` (`set server addr`); idle pooled
+    /// connections to the old address are dropped at their next checkout. `false` for an
+    /// unknown server.
+    pub(crate) fn set_address(&self, server: ServerId, address: SocketAddr) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        *s.address.lock().unwrap_or_else(|e| e.into_inner()) = Some(address);
+        s.moved.store(true, Ordering::Release);
+        true
+    }
+
     fn lock_queue(&self) -> MutexGuard<'_, Queue<Waiter>> {
         // A panic while holding the lock cannot leave the queue inconsistent in a way that
         // matters more than losing it: keep serving.
@@ -219,7 +339,7 @@ impl BackendState {
     fn serves_queue(&self, server: ServerId) -> bool {
         self.servers
             .get(server)
-            .is_some_and(|s| s.is_up() && s.weight() > 0)
+            .is_some_and(|s| s.usable() && s.balance_weight() > 0)
     }
 
     /// Gives a slot of `server` back: to the oldest waiter that can use it, else to the pool.
@@ -343,6 +463,22 @@ impl BackendState {
     /// Whether this backend keeps a stickiness table.
     pub(crate) fn sticky(&self) -> bool {
         self.stick.is_some()
+    }
+}
+
+fn admin_code(state: AdminState) -> u8 {
+    match state {
+        AdminState::Ready => 0,
+        AdminState::Drain => 1,
+        AdminState::Maint => 2,
+    }
+}
+
+fn admin_state(code: u8) -> AdminState {
+    match code {
+        1 => AdminState::Drain,
+        2 => AdminState::Maint,
+        _ => AdminState::Ready,
     }
 }
 

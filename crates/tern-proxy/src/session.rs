@@ -8,6 +8,8 @@ use std::sync::Arc;
 use rustls::ServerConfig;
 use tokio::net::TcpStream;
 
+use crate::access_log::Tracker;
+use crate::profiling::{Kind, Profiled};
 use crate::worker::{Permits, Worker};
 use crate::{conn, handshake};
 
@@ -21,11 +23,26 @@ pub(crate) async fn serve(
     _permits: Permits,
 ) {
     let _counted = w.session_started();
+    // Follows the connection for the access log, when it is on for this frontend.
+    let mut log = Tracker::start(&w, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
-        return conn::serve(w, frontend, stream, peer, false).await;
+        let proxy = conn::serve(w, frontend, stream, peer, false, log);
+        return Profiled::new(Kind::Request, proxy).await;
     };
-    if let Some(tls) = handshake::run(&w, frontend, stream, peer, config).await {
-        conn::serve(Rc::clone(&w), frontend, tls, peer, true).await;
+    let handshake = handshake::run(&w, frontend, stream, peer, config);
+    match Profiled::new(Kind::TlsHandshake, handshake).await {
+        Ok(tls) => {
+            if let Some(log) = log.as_deref_mut() {
+                log.handshaken(tls.connection());
+            }
+            let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
+            Profiled::new(Kind::Request, proxy).await;
+        }
+        Err(why) => {
+            if let Some(log) = log {
+                log.handshake_failed(&w, why);
+            }
+        }
     }
 }

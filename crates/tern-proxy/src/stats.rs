@@ -8,7 +8,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::servers::BackendState;
+use tern_config::Config;
+
+use crate::servers::{BackendState, ServerState};
 use crate::tls_reload::ReloadCounters;
 pub use crate::tls_reload::ReloadSnapshot;
 pub use crate::tls_stats::{KindSnapshot, TlsCounters, TlsSnapshot};
@@ -31,6 +33,11 @@ macro_rules! counters {
         }
 
         impl $snap {
+            /// Adds `other`'s counts to these.
+            pub fn add(&mut self, other: &Self) {
+                $(self.$field += other.$field;)*
+            }
+
             /// `name=value` pairs, for the log line printed at exit.
             pub fn fields(&self) -> Vec<(&'static str, u64)> {
                 vec![$((stringify!($field), self.$field),)*]
@@ -70,6 +77,10 @@ counters! {
         client_aborts,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
+        /// Request bytes (head and body) passed to servers.
+        bytes_in,
+        /// Response bytes (head, body and framing) written to clients from servers.
+        bytes_out,
     }
 }
 
@@ -98,6 +109,10 @@ counters! {
         server_timeouts,
         /// Responses cut short by the server (the client connection was closed).
         aborted_responses,
+        /// Request bytes (head and body) passed to its servers.
+        bytes_in,
+        /// Response bytes written to clients from its servers.
+        bytes_out,
     }
 }
 
@@ -122,6 +137,10 @@ counters! {
         went_up,
         /// Times the passive check's error limit was reached on live traffic.
         passive_trips,
+        /// Request bytes (head and body) passed to the server.
+        bytes_in,
+        /// Response bytes written to clients from the server.
+        bytes_out,
     }
 }
 
@@ -133,6 +152,8 @@ pub struct WorkerStats {
     pub tls: Vec<TlsCounters>,
     pub backends: Vec<BackendCounters>,
     pub servers: Vec<Vec<ServerCounters>>,
+    /// Task profiling: polls, time and latency per kind of work (`profiling.rs`).
+    pub profile: crate::profiling::Counters,
 }
 
 impl WorkerStats {
@@ -151,6 +172,7 @@ impl WorkerStats {
                 .iter()
                 .map(|&n| (0..n).map(|_| ServerCounters::default()).collect())
                 .collect(),
+            profile: crate::profiling::Counters::default(),
         }
     }
 }
@@ -161,6 +183,12 @@ pub fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Adds `n` to a counter.
+#[inline]
+pub fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
 /// All workers' counters, for readers.
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -168,6 +196,8 @@ pub struct Stats {
     pub(crate) states: Arc<Vec<BackendState>>,
     /// Certificate reloads (tls_reload.rs).
     pub(crate) reloads: Arc<ReloadCounters>,
+    /// The access log, whose counters are process-wide (shared by generations).
+    pub(crate) access_log: Option<crate::AccessLog>,
 }
 
 /// Counters summed over all workers.
@@ -181,6 +211,16 @@ pub struct StatsSnapshot {
     pub status: Vec<Vec<ServerStatus>>,
     /// Certificate reloads applied and refused.
     pub reloads: ReloadSnapshot,
+    /// Task profiling, a row per kind (`profiling.rs`; all zero unless profiling was on).
+    pub profile: Vec<crate::profiling::ProfileRow>,
+    /// Access log lines written and dropped (`None` without `[access_log]`); process-wide, so
+    /// [`StatsSnapshot::absorb`] leaves them as they are.
+    pub access_log: Option<crate::AccessLogStats>,
+    /// Requests waiting in each backend's queue at the time of the snapshot.
+    pub queued: Vec<u64>,
+    /// The outcome of each server's last active check (`L4CON: connection refused in 0 ms`);
+    /// empty for unchecked servers and before the first check.
+    pub checks: Vec<Vec<String>>,
 }
 
 /// A server's state (not a counter).
@@ -192,6 +232,36 @@ pub struct ServerStatus {
     pub weight: u32,
     /// Requests in flight, counted only for servers with `maxconn`.
     pub active: u32,
+    /// The operator's state (runtime API), on top of health.
+    pub admin: AdminState,
+    /// The configured weight: the file's, or set at runtime (`set weight`).
+    pub configured_weight: u32,
+    /// The address set at runtime (`set server addr`); `None`: the configured one.
+    pub address: Option<std::net::SocketAddr>,
+}
+
+/// The operator's state of a server, on top of its health (HAProxy's `set server ... state`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum AdminState {
+    /// Takes traffic when its health checks pass.
+    #[default]
+    Ready,
+    /// Takes no new traffic except persistent clients (cookie, stickiness); requests in flight
+    /// finish.
+    Drain,
+    /// Takes no traffic at all and is not checked (maintenance).
+    Maint,
+}
+
+impl AdminState {
+    /// The lower-case name used by the runtime API, the stats page and the metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::Drain => "drain",
+            Self::Maint => "maint",
+        }
+    }
 }
 
 impl ServerStatus {
@@ -202,6 +272,54 @@ impl ServerStatus {
             ("weight", u64::from(self.weight)),
             ("active", u64::from(self.active)),
         ]
+    }
+}
+
+impl StatsSnapshot {
+    /// Adds the counters of `other` (a snapshot of another generation, whose configuration is
+    /// `other_config`) to those of the frontends, backends and servers of the same names in
+    /// `config` (the configuration of `self`). Objects that exist only in `other_config` are
+    /// left out; server states are not counters and stay as they are.
+    pub fn absorb(&mut self, config: &Config, other: &StatsSnapshot, other_config: &Config) {
+        for (fe, (counts, tls)) in other_config
+            .frontends
+            .iter()
+            .zip(other.frontends.iter().zip(&other.tls))
+        {
+            let Some(f) = config.frontends.iter().position(|x| x.name == fe.name) else {
+                continue;
+            };
+            if let Some(mine) = self.frontends.get_mut(f) {
+                mine.add(counts);
+            }
+            if let Some(mine) = self.tls.get_mut(f) {
+                mine.add(tls);
+            }
+        }
+        for (be, (counts, servers)) in other_config
+            .backends
+            .iter()
+            .zip(other.backends.iter().zip(&other.servers))
+        {
+            let Some(b) = config.backend_index(&be.name) else {
+                continue;
+            };
+            if let Some(mine) = self.backends.get_mut(b) {
+                mine.add(counts);
+            }
+            for (srv, counts) in be.servers.iter().zip(servers) {
+                let Some(s) = config.backends[b].servers.iter().position(|x| x.name == srv.name)
+                else {
+                    continue;
+                };
+                if let Some(mine) = self.servers.get_mut(b).and_then(|v| v.get_mut(s)) {
+                    mine.add(counts);
+                }
+            }
+        }
+        self.reloads.reloads += other.reloads.reloads;
+        self.reloads.failed += other.reloads.failed;
+        crate::profiling::absorb(&mut self.profile, &other.profile);
     }
 }
 
@@ -233,6 +351,14 @@ impl Stats {
             }
         }
         snap.reloads = self.reloads.snapshot();
+        snap.queued = self.states.iter().map(|b| b.queued() as u64).collect();
+        snap.checks = self
+            .states
+            .iter()
+            .map(|b| b.servers.iter().map(ServerState::last_check).collect())
+            .collect();
+        snap.access_log = self.access_log.as_ref().map(crate::AccessLog::stats);
+        snap.profile = crate::profiling::report(self).rows;
         snap.status = self
             .states
             .iter()
@@ -243,6 +369,9 @@ impl Stats {
                         up: s.is_up(),
                         weight: s.weight(),
                         active: s.active(),
+                        admin: s.admin(),
+                        configured_weight: s.configured_weight(),
+                        address: s.runtime_address(),
                     })
                     .collect()
             })

@@ -22,6 +22,9 @@
 //!   without a key file are process-wide anyway (`tern-tls` `tickets.rs`).
 //! - **Callers.** [`crate::ProxyHandle::reload_certificates`] is the one entry point: SIGHUP
 //!   calls it today, the runtime API's command will call the same function.
+//! - **What `show tls` reads.** Each set comes with the description of its binds (certificates
+//!   as loaded, ticket keys; `tls_info.rs`), built with it and swapped with it under the same
+//!   lock, so the command reports what the handshakes use, never the files as they are now.
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +39,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::cert_probe;
+use crate::tls_info::{self, BindTlsInfo, Summaries};
 
 /// The TLS configuration of every bind, `[frontend][bind]`; `None` for plain binds.
 pub type FrontendTls = Vec<Vec<Option<Arc<ServerConfig>>>>;
@@ -55,18 +59,28 @@ pub struct BindTlsError {
 
 /// Builds the TLS configuration of every TLS bind of `config`, reading its files.
 pub fn frontend_tls(config: &Config) -> Result<FrontendTls, BindTlsError> {
-    Ok(build_counted(config)?.0)
+    Ok(build_counted(config)?.tls)
 }
 
-/// [`frontend_tls`] and the number of certificates it loaded.
-fn build_counted(config: &Config) -> Result<(FrontendTls, usize), BindTlsError> {
+/// A set as built: the configurations, their descriptions, the certificates loaded.
+struct Built {
+    tls: FrontendTls,
+    summaries: Summaries,
+    certificates: usize,
+}
+
+/// [`frontend_tls`], with what `show tls` reports of each bind and the number of certificates
+/// loaded.
+fn build_counted(config: &Config) -> Result<Built, BindTlsError> {
     let mut certificates = 0;
+    let mut summaries = Vec::new();
     let mut all = Vec::with_capacity(config.frontends.len());
     for fe in &config.frontends {
         let mut binds = Vec::with_capacity(fe.binds.len());
         for bind in &fe.binds {
             let Some(settings) = &bind.tls else {
                 binds.push(None);
+                summaries.push(None);
                 continue;
             };
             let error = |cause| BindTlsError {
@@ -74,13 +88,18 @@ fn build_counted(config: &Config) -> Result<(FrontendTls, usize), BindTlsError> 
                 address: bind.address,
                 cause,
             };
-            binds.push(Some(tern_tls::server_config(settings).map_err(error)?));
-            // Counted from the same listing rule after the load; only the log line uses it.
-            certificates += tern_tls::certificate_count(settings).unwrap_or(0);
+            let (built, summary) = tern_tls::server_config_described(settings).map_err(error)?;
+            certificates += summary.certificates.len();
+            binds.push(Some(built));
+            summaries.push(Some(summary));
         }
         all.push(binds);
     }
-    Ok((all, certificates))
+    Ok(Built {
+        tls: all,
+        summaries,
+        certificates,
+    })
 }
 
 /// What a successful reload swapped in.
@@ -99,12 +118,13 @@ pub(crate) struct ReloadCounters {
     failed: AtomicU64,
 }
 
-/// [`ReloadCounters`] read at one moment.
+/// Reloads applied and refused. A generation counts its certificate-only reloads; the `tern`
+/// binary adds its configuration reloads (which re-read the certificates too).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReloadSnapshot {
-    /// Certificate reloads applied.
+    /// Reloads applied.
     pub reloads: u64,
-    /// Certificate reloads refused (every bind kept its certificates).
+    /// Reloads refused (everything kept as it was).
     pub failed: u64,
 }
 
@@ -125,7 +145,7 @@ impl ReloadCounters {
 }
 
 /// A TLS listener's view of its bind's configuration, held by its accept loop.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct TlsSlot {
     rx: watch::Receiver<WorkerSet>,
     /// This listener's position in the worker's set.
@@ -153,9 +173,9 @@ impl TlsSlot {
 #[derive(Debug)]
 pub(crate) struct Reloader {
     config: Config,
-    /// The set in use; the lock also keeps two reloads from interleaving (never taken by
-    /// workers).
-    current: Mutex<FrontendTls>,
+    /// The set in use and its description; the lock also keeps two reloads from interleaving
+    /// (never taken by workers).
+    current: Mutex<Installed>,
     senders: Vec<watch::Sender<WorkerSet>>,
     counters: Arc<ReloadCounters>,
 }
@@ -186,13 +206,33 @@ impl Reloader {
             senders.push(tx);
             slots.push(worker_slots);
         }
+        // Built elsewhere (a generation's snapshot): found from the configurations themselves.
+        let summaries = tls_info::summaries_of(&tls);
         let reloader = Self {
             config,
-            current: Mutex::new(tls),
+            current: Mutex::new(Installed { tls, summaries }),
             senders,
             counters: Arc::default(),
         };
         (reloader, slots)
+    }
+
+    /// The set in use.
+    pub(crate) fn current(&self) -> FrontendTls {
+        self.installed().tls.clone()
+    }
+
+    /// `show tls`: every TLS bind as its set was built, aged to now.
+    pub(crate) fn tls_info(&self) -> Vec<BindTlsInfo> {
+        let summaries = self.installed().summaries.clone();
+        tls_info::collect(&self.config, &summaries, tern_tls::unix_now())
+    }
+
+    fn installed(&self) -> std::sync::MutexGuard<'_, Installed> {
+        // A poisoned lock still holds a complete set (it is replaced in one assignment).
+        self.current
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     pub(crate) fn counters(&self) -> Arc<ReloadCounters> {
@@ -202,12 +242,12 @@ impl Reloader {
     /// Re-reads every TLS bind's files and swaps the new set in, or keeps the current one and
     /// says why (logged and returned).
     pub(crate) fn reload(&self) -> Result<ReloadSummary, BindTlsError> {
-        // A poisoned lock still holds a complete set (it is replaced in one assignment).
-        let mut current = self
-            .current
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let (mut fresh, certificates) = match build_counted(&self.config) {
+        let mut current = self.installed();
+        let Built {
+            tls: mut fresh,
+            summaries,
+            certificates,
+        } = match build_counted(&self.config) {
             Ok(built) => built,
             Err(e) => {
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
@@ -215,12 +255,15 @@ impl Reloader {
                 return Err(e);
             }
         };
-        carry_over(&current, &mut fresh);
+        carry_over(&current.tls, &mut fresh);
         for tx in &self.senders {
             tx.send_replace(worker_copy(&fresh));
         }
         let binds = fresh.iter().flatten().flatten().count();
-        *current = fresh;
+        *current = Installed {
+            tls: fresh,
+            summaries,
+        };
         self.counters.reloads.fetch_add(1, Ordering::Relaxed);
         info!(binds, certificates, "certificates reloaded");
         Ok(ReloadSummary {
@@ -228,6 +271,13 @@ impl Reloader {
             certificates,
         })
     }
+}
+
+/// A set in use and the description of its binds (in bind order).
+#[derive(Debug)]
+struct Installed {
+    tls: FrontendTls,
+    summaries: Summaries,
 }
 
 /// Keeps each bind's session cache: the resumption settings did not change (the configuration

@@ -221,6 +221,36 @@ impl TlsCounters {
     }
 }
 
+fn add_all(dst: &mut Vec<u64>, src: &[u64]) {
+    if dst.len() < src.len() {
+        dst.resize(src.len(), 0);
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+impl KindSnapshot {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Self) {
+        add_all(&mut self.versions, &other.versions);
+        add_all(&mut self.suites, &other.suites);
+        add_all(&mut self.groups, &other.groups);
+    }
+}
+
+impl TlsSnapshot {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Self) {
+        self.full.add(&other.full);
+        self.resumed.add(&other.resumed);
+        add_all(&mut self.certs, &other.certs);
+        add_all(&mut self.failures, &other.failures);
+        add_all(&mut self.latency, &other.latency);
+        add_all(&mut self.admission, &other.admission);
+    }
+}
+
 /// One handshake kind's counts, summed over workers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KindSnapshot {

@@ -105,6 +105,8 @@ pub(crate) struct ServerConn {
     /// For `sni = "host"`: the name the connection was opened with; it carries only requests
     /// for that name. `None` otherwise.
     pub key: Option<Box<str>>,
+    /// The address connected to.
+    pub addr: SocketAddr,
 }
 
 /// Connects to `addr` within `timeout`, the TLS handshake included when `tls` is given.
@@ -136,6 +138,7 @@ pub(crate) async fn connect(
         Ok(result) => result?,
     };
     Ok(ServerConn {
+        addr,
         stream,
         buf: Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
         head: ResponseHead::new(),

@@ -20,6 +20,7 @@ use tracing::warn;
 use crate::admission::Admission;
 use crate::balance::Balancers;
 use crate::pool::Pools;
+use crate::profiling::{self, Kind, Profiled};
 use crate::servers::BackendState;
 use crate::session;
 use crate::stats::{bump, WorkerStats};
@@ -57,7 +58,21 @@ pub(crate) struct WorkerSpec {
     pub shared: Arc<Shared>,
     pub stats: Arc<WorkerStats>,
     pub listeners: Vec<WorkerListener>,
-    pub shutdown: watch::Receiver<bool>,
+    pub shutdown: watch::Receiver<Mode>,
+}
+
+/// What a generation of workers is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Accept and serve.
+    Run,
+    /// A newer generation took over (reload, upgrade): accept nothing, let every connection
+    /// finish — its next response says `Connection: close`, an idle one closes when its
+    /// keep-alive timeout expires — for up to `hard_stop_after`.
+    Drain,
+    /// Stop (SIGTERM): accept nothing, close idle connections now, give requests in flight up
+    /// to `grace`.
+    Stop,
 }
 
 /// A worker's own state, reached from its tasks through an `Rc`.
@@ -69,7 +84,8 @@ pub(crate) struct Worker {
     pub balancers: Rc<Balancers>,
     /// Handshake rate caps; `None` when none is configured.
     pub admission: Option<Admission>,
-    stopping: Cell<bool>,
+    mode: Cell<Mode>,
+    /// Notified at every change of `mode`.
     stop: Notify,
     sessions: Cell<usize>,
     drained: Notify,
@@ -89,27 +105,50 @@ impl Worker {
             pools: Pools::new(&pool_shape),
             balancers: Rc::new(balancers),
             admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
-            stopping: Cell::new(false),
+            mode: Cell::new(Mode::Run),
             stop: Notify::new(),
             sessions: Cell::new(0),
             drained: Notify::new(),
         })
     }
 
-    /// Whether the worker is stopping (connections finish their request, then close).
+    /// Whether the worker is draining or stopping (connections finish their request, then
+    /// close).
     pub(crate) fn is_stopping(&self) -> bool {
-        self.stopping.get()
+        self.mode.get() != Mode::Run
     }
 
-    /// Resolves when the worker starts stopping (at once if it already has).
+    /// Whether idle connections must close now (a stop, not a drain).
+    pub(crate) fn closes_idle(&self) -> bool {
+        self.mode.get() == Mode::Stop
+    }
+
+    /// Resolves when the worker starts draining or stopping (at once if it has): accept
+    /// nothing more.
     pub(crate) async fn stopping(&self) {
-        let notified = self.stop.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if self.stopping.get() {
-            return;
+        self.until(|m| m != Mode::Run).await;
+    }
+
+    /// Resolves when idle connections must close (a stop).
+    pub(crate) async fn closing_idle(&self) {
+        self.until(|m| m == Mode::Stop).await;
+    }
+
+    async fn until(&self, done: impl Fn(Mode) -> bool) {
+        loop {
+            let notified = self.stop.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if done(self.mode.get()) {
+                return;
+            }
+            notified.await;
         }
-        notified.await;
+    }
+
+    fn set_mode(&self, mode: Mode) {
+        self.mode.set(mode);
+        self.stop.notify_waiters();
     }
 
     /// Counts a session for the graceful stop; the guard uncounts it.
@@ -154,7 +193,7 @@ impl Drop for SessionCount {
     fn drop(&mut self) {
         let w = &self.worker;
         w.sessions.set(w.sessions.get().saturating_sub(1));
-        if w.sessions.get() == 0 && w.stopping.get() {
+        if w.sessions.get() == 0 && w.is_stopping() {
             w.drained.notify_one();
         }
     }
@@ -183,6 +222,7 @@ pub(crate) fn run(spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
 }
 
 async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
+    profiling::attach(&spec.stats);
     let worker = match Worker::new(&spec) {
         Ok(worker) => Rc::new(worker),
         Err(e) => {
@@ -198,28 +238,67 @@ async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String
                 return;
             }
         };
-        tokio::task::spawn_local(accept_loop(Rc::clone(&worker), l.frontend, listener, l.tls));
+        let accept = accept_loop(Rc::clone(&worker), l.frontend, listener, l.tls);
+        tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
-    tokio::task::spawn_local(sweep_pools(Rc::clone(&worker)));
+    let sweep = sweep_pools(Rc::clone(&worker));
+    tokio::task::spawn_local(Profiled::new(Kind::PoolSweep, sweep));
     let _ = ready.send(Ok(()));
 
-    // Run until told to stop (or the handle is gone), then stop gracefully.
-    while !*spec.shutdown.borrow_and_update() {
-        if spec.shutdown.changed().await.is_err() {
-            break;
+    // Run until told to drain or stop (or the handle is gone, which means stop).
+    let mode = next_mode(&mut spec.shutdown, |m| m != Mode::Run).await;
+    worker.set_mode(mode);
+    let global = &worker.shared.snapshot.config.global;
+    if mode == Mode::Drain {
+        tokio::select! {
+            () = worker.drained() => return,
+            () = tokio::time::sleep(global.hard_stop_after) => {
+                warn!(
+                    worker = spec.index,
+                    sessions = worker.sessions.get(),
+                    "hard_stop_after over, closing the old generation's connections"
+                );
+                return;
+            }
+            _ = next_mode(&mut spec.shutdown, |m| m == Mode::Stop) => worker.set_mode(Mode::Stop),
         }
     }
-    worker.stopping.set(true);
-    worker.stop.notify_waiters();
-    let grace = worker.shared.snapshot.config.global.grace;
-    if worker.sessions.get() > 0 {
-        let drained = worker.drained.notified();
-        if tokio::time::timeout(grace, drained).await.is_err() {
-            warn!(
-                worker = spec.index,
-                sessions = worker.sessions.get(),
-                "grace period over, closing remaining connections"
-            );
+    if tokio::time::timeout(global.grace, worker.drained())
+        .await
+        .is_err()
+    {
+        warn!(
+            worker = spec.index,
+            sessions = worker.sessions.get(),
+            "grace period over, closing remaining connections"
+        );
+    }
+}
+
+/// Waits for a mode `wanted` accepts; `Stop` when the sender is gone.
+async fn next_mode(rx: &mut watch::Receiver<Mode>, wanted: impl Fn(Mode) -> bool) -> Mode {
+    loop {
+        let mode = *rx.borrow_and_update();
+        if wanted(mode) {
+            return mode;
+        }
+        if rx.changed().await.is_err() {
+            return Mode::Stop;
+        }
+    }
+}
+
+impl Worker {
+    /// Resolves when no session is left (at once if none is).
+    async fn drained(&self) {
+        loop {
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.sessions.get() == 0 {
+                return;
+            }
+            notified.await;
         }
     }
 }

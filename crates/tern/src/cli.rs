@@ -33,6 +33,36 @@ pub enum Command {
     Bench(Box<BenchCommand>),
     /// Measure the TLS provider's crypto and in-memory handshake speed (like `openssl speed`).
     Speed(tern_speed::SpeedArgs),
+    /// Send a command to a running tern's control API (`tern ctl help` lists them).
+    Ctl(CtlArgs),
+}
+
+/// `tern ctl [-s SOCKET] [--json] COMMAND...`, or `--http URL [--token T]`.
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// Control socket (`control.socket`). Default: $TERN_SOCKET, else /run/tern/tern.sock.
+    #[arg(
+        short = 's',
+        long = "socket",
+        value_name = "PATH",
+        conflicts_with = "http"
+    )]
+    pub socket: Option<PathBuf>,
+    /// Talk to the HTTP listener (`control.http`) instead, e.g. http://127.0.0.1:9000.
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
+    /// Bearer token for state-changing commands over HTTP. Default: $TERN_TOKEN.
+    #[arg(long, value_name = "TOKEN", requires = "http")]
+    pub token: Option<String>,
+    /// Ask for the answer as JSON (`{"ok", "output", "error"}`).
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// The command, e.g. `show stat` or `set weight app/s1 0`.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
 }
 
 /// `tern bench URL [OPTIONS]` or `tern bench suite SCENARIO [OPTIONS]`.

@@ -34,6 +34,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
     let snapshot = Snapshot {
         tls: vec![vec![Some(tls)]],
         servers_tls: Vec::new(),
+        access_log: None,
         config,
     };
     let proxy = tern_proxy::start(snapshot.clone()).context("start-up refused")?;
@@ -50,7 +51,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
     println!("  curl -k '{url}/?s=1m' -o /dev/null -w '%{{size_download}} bytes\\n'");
     println!("  curl -k '{url}/?r=503'        # status chosen by the backend");
     println!("press Ctrl-C to stop");
-    let result = run::serve_until_stopped(proxy, &snapshot.config, signals, run::Reload::Nothing);
+    let result = run::serve_until_stopped(proxy, &snapshot.config, signals);
     for b in backends {
         b.shutdown();
     }

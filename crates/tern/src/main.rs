@@ -3,18 +3,24 @@
 //! One binary with subcommands, like the tools operators already know: `run` serves a
 //! configuration, `check` validates one, `demo` shows the main job in one command, `term` is the
 //! test backend used by tests, the demo and the benchmarks, `bench` the load generator and
-//! its side-by-side suite, `speed` the crypto speed of the TLS provider.
+//! its side-by-side suite, `speed` the crypto speed of the TLS provider, `ctl` sends a command to
+//! a running tern's control API.
 
 #![forbid(unsafe_code)]
 
 mod bench;
 mod check;
 mod cli;
+mod ctl;
 mod demo;
+mod generations;
 mod logging;
+mod notify;
 mod run;
+mod runtime_servers;
 mod signals;
 mod term;
+mod upgrade;
 
 use std::process::ExitCode;
 
@@ -26,6 +32,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Run(args) => run::main(&args),
         cli::Command::Check(args) => return check::main(&args),
+        cli::Command::Ctl(args) => return ctl::main(&args),
         cli::Command::Demo(args) => demo::main(&args),
         cli::Command::Term(args) => term::main(&args),
         cli::Command::Bench(bench) => bench::main(*bench),

@@ -15,8 +15,14 @@ use tracing::warn;
 pub enum SignalEvent {
     /// SIGINT or SIGTERM (its name): stop gracefully.
     Stop(&'static str),
-    /// SIGHUP: reload the certificates.
+    /// SIGHUP: reload the configuration.
     Reload,
+    /// SIGUSR2: upgrade the binary.
+    Upgrade,
+    /// The process handed over to a new one (an upgrade asked through the runtime API).
+    HandedOver,
+    /// A reload changed `[control]`: the control API must restart.
+    ControlChanged,
 }
 
 /// Installed stop handlers.
@@ -25,6 +31,11 @@ pub struct StopSignals {
     int: Signal,
     term: Signal,
     hup: Signal,
+    usr2: Signal,
+    /// Notified when the process handed over to a new one.
+    pub handed_over: std::sync::Arc<tokio::sync::Notify>,
+    /// Notified when a reload changed `[control]`.
+    pub control_changed: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl StopSignals {
@@ -34,14 +45,23 @@ impl StopSignals {
             .enable_all()
             .build()
             .context("signal loop")?;
-        let (int, term, hup) = rt.block_on(async {
+        let (int, term, hup, usr2) = rt.block_on(async {
             anyhow::Ok((
                 signal(SignalKind::interrupt()).context("SIGINT handler")?,
                 signal(SignalKind::terminate()).context("SIGTERM handler")?,
                 signal(SignalKind::hangup()).context("SIGHUP handler")?,
+                signal(SignalKind::user_defined2()).context("SIGUSR2 handler")?,
             ))
         })?;
-        Ok(Self { rt, int, term, hup })
+        Ok(Self {
+            rt,
+            int,
+            term,
+            hup,
+            usr2,
+            handed_over: std::sync::Arc::default(),
+            control_changed: std::sync::Arc::default(),
+        })
     }
 
     /// Blocks until the next signal.
@@ -51,6 +71,20 @@ impl StopSignals {
                 _ = self.int.recv() => SignalEvent::Stop("SIGINT"),
                 _ = self.term.recv() => SignalEvent::Stop("SIGTERM"),
                 _ = self.hup.recv() => SignalEvent::Reload,
+                _ = self.usr2.recv() => SignalEvent::Upgrade,
+                () = self.handed_over.notified() => SignalEvent::HandedOver,
+                () = self.control_changed.notified() => SignalEvent::ControlChanged,
+            }
+        })
+    }
+
+    /// Waits up to `limit` for SIGINT or SIGTERM; the name of the signal, if one came.
+    pub fn stop_within(&mut self, limit: std::time::Duration) -> Option<&'static str> {
+        self.rt.block_on(async {
+            tokio::select! {
+                _ = self.int.recv() => Some("SIGINT"),
+                _ = self.term.recv() => Some("SIGTERM"),
+                () = tokio::time::sleep(limit) => None,
             }
         })
     }
@@ -64,6 +98,7 @@ impl StopSignals {
                     _ = self.int.recv() => return "SIGINT",
                     _ = self.term.recv() => return "SIGTERM",
                     _ = self.hup.recv() => warn!("SIGHUP received: nothing to reload, ignoring"),
+                    _ = self.usr2.recv() => warn!("SIGUSR2 received: nothing to upgrade, ignoring"),
                 }
             }
         })

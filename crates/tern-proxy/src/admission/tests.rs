@@ -10,9 +10,11 @@ fn global(rate: Option<u32>, per_source: Option<u32>) -> Global {
         cpus: None,
         maxconn: 100,
         grace: Duration::from_secs(1),
+        hard_stop_after: Duration::from_secs(1),
         backlog: 16,
         max_tls_handshake_rate: rate,
         max_tls_handshakes_per_source: per_source,
+        profiling: false,
     }
 }
 

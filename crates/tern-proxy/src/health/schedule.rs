@@ -17,14 +17,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tern_balance::{slow_start_step, slow_start_weight, spread, Health, HealthSettings};
+use tern_balance::{slow_start_step, slow_start_weight, spread, Health, HealthSettings, InitState};
 use tern_config::{Check, Config, OnError as ConfigOnError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::probe::probe;
-use crate::servers::BackendState;
+use crate::profiling::{Kind, Profiled};
+use crate::servers::{BackendState, ServerState};
 use crate::stats::{bump, ServerCounters, WorkerStats};
 
 /// Starts the checker thread if any server is checked; it runs until `shutdown` turns true.
@@ -38,6 +39,7 @@ pub(crate) fn spawn(
     shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<Option<std::thread::JoinHandle<()>>> {
     let jobs = jobs(config, servers_tls, states, stats);
+    let stats = Arc::clone(stats);
     if jobs.is_empty() {
         return Ok(None);
     }
@@ -47,6 +49,7 @@ pub(crate) fn spawn(
     let thread = std::thread::Builder::new()
         .name("tern-health".to_owned())
         .spawn(move || {
+            crate::profiling::attach(&stats);
             runtime.block_on(async move {
                 let tls = check_tls();
                 let count = jobs.len();
@@ -54,7 +57,8 @@ pub(crate) fn spawn(
                 for (i, job) in jobs.into_iter().enumerate() {
                     let first = spread(i, count, job.check.interval);
                     let tls = job.tls.clone().unwrap_or_else(|| Arc::clone(&tls));
-                    tasks.spawn(run(job, first, tls, shutdown.clone()));
+                    let checks = run(job, first, tls, shutdown.clone());
+                    tasks.spawn(Profiled::new(Kind::HealthCheck, checks));
                 }
                 while tasks.join_next().await.is_some() {}
             });
@@ -76,6 +80,27 @@ struct Job {
     slowstart: Option<Duration>,
     /// The server's own TLS configuration, when it has `tls`.
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// The server's configured address (its check follows a runtime address change).
+    server_address: std::net::SocketAddr,
+}
+
+impl Job {
+    /// The check to run now: one that targets the server's own address follows an address set
+    /// at runtime (`set server addr`); a check with its own address keeps it.
+    fn check_now(&self, server: &ServerState) -> std::borrow::Cow<'_, Check> {
+        let now = server.address(self.server_address);
+        if now == self.server_address || self.check.address.ip() != self.server_address.ip() {
+            return std::borrow::Cow::Borrowed(&self.check);
+        }
+        let mut check = self.check.clone();
+        let port = if self.check.address.port() == self.server_address.port() {
+            now.port()
+        } else {
+            self.check.address.port()
+        };
+        check.address = std::net::SocketAddr::new(now.ip(), port);
+        std::borrow::Cow::Owned(check)
+    }
 }
 
 /// The TLS configurations of servers, `[backend][server]` (`None`: plain).
@@ -108,6 +133,7 @@ fn jobs(
                 on_error: be.observe.map(|o| o.on_error),
                 slowstart: be.slowstart,
                 tls: servers_tls.get(b).and_then(|s| s.get(i)).cloned().flatten(),
+                server_address: server.address,
             });
         }
     }
@@ -132,19 +158,27 @@ async fn run(
     tls: Arc<rustls::ClientConfig>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut health = Health::new(HealthSettings {
-        rise: job.check.rise,
-        fall: job.check.fall,
-        interval: job.check.interval,
-        fast_interval: job.check.fast_interval,
-        down_interval: job.check.down_interval,
-    });
     let Some(state) = job.states.get(job.backend) else {
         return;
     };
     let Some(server) = state.server(job.server) else {
         return;
     };
+    // A server found down by the previous generation (a reload) needs `rise` checks to come
+    // back; one found up is fully up.
+    let init = if server.is_up() {
+        InitState::FullyUp
+    } else {
+        InitState::FullyDown
+    };
+    let settings = HealthSettings {
+        rise: job.check.rise,
+        fall: job.check.fall,
+        interval: job.check.interval,
+        fast_interval: job.check.fast_interval,
+        down_interval: job.check.down_interval,
+    };
+    let mut health = Health::with_state(settings, init);
     let mut next_check = Instant::now() + first;
     // While slow start ramps the weight: when the server came up.
     let mut ramp: Option<Instant> = None;
@@ -176,21 +210,23 @@ async fn run(
             () = tokio::time::sleep_until(wake) => {}
         }
         if let (Some(since), Some(window)) = (ramp, job.slowstart) {
-            let weight = slow_start_weight(server.configured_weight, since.elapsed(), window);
+            let weight = slow_start_weight(server.configured_weight(), since.elapsed(), window);
             state.set_weight(job.server, weight);
-            if weight >= server.configured_weight {
+            if weight >= server.configured_weight() {
                 ramp = None;
             }
         }
         if Instant::now() < next_check {
             continue;
         }
-        let outcome = probe(&job.check, &tls).await;
+        let check = job.check_now(server);
+        let outcome = probe(&check, &tls).await;
         bump(if outcome.passed {
             &job.counters().checks_passed
         } else {
             &job.counters().checks_failed
         });
+        server.set_last_check(&outcome.detail);
         if health.on_check(outcome.passed).is_some() {
             ramp = publish(&job, state, health.is_up(), &outcome.detail, &health);
         }
@@ -231,12 +267,12 @@ fn publish(
             Some(window) => {
                 state.set_weight(
                     job.server,
-                    slow_start_weight(server.configured_weight, Duration::ZERO, window),
+                    slow_start_weight(server.configured_weight(), Duration::ZERO, window),
                 );
                 ramp = Some(Instant::now());
             }
             None => {
-                state.set_weight(job.server, server.configured_weight);
+                state.set_weight(job.server, server.configured_weight());
             }
         }
     }

@@ -41,9 +41,25 @@ async fn most_recent_first_and_capped_per_server() {
         pools.checkin(0, 0, conn);
     }
     // The third went over the cap of two and was closed.
-    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), ports[1]);
-    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), ports[0]);
-    assert!(pools.checkout(0, 0, None).is_none());
+    assert_eq!(
+        local_port(
+            &pools
+                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .unwrap()
+        ),
+        ports[1]
+    );
+    assert_eq!(
+        local_port(
+            &pools
+                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .unwrap()
+        ),
+        ports[0]
+    );
+    assert!(pools
+        .checkout(0, 0, None, listener.local_addr().unwrap())
+        .is_none());
 }
 
 #[tokio::test]
@@ -62,7 +78,9 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     stray.stream.tcp().readable().await.unwrap();
     pools.checkin(0, 0, stray);
     assert!(
-        pools.checkout(0, 0, None).is_none(),
+        pools
+            .checkout(0, 0, None, listener.local_addr().unwrap())
+            .is_none(),
         "stray bytes or a close: discarded"
     );
 
@@ -70,7 +88,14 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     let port = local_port(&quiet);
     pools.checkin(0, 0, quiet);
     assert_eq!(pools.sweep(), 1, "a quiet connection stays");
-    assert_eq!(local_port(&pools.checkout(0, 0, None).unwrap()), port);
+    assert_eq!(
+        local_port(
+            &pools
+                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .unwrap()
+        ),
+        port
+    );
 }
 
 #[tokio::test]
@@ -86,7 +111,12 @@ async fn idle_connections_expire_at_checkout_and_in_the_sweep() {
     let (b, _sb) = pair(&listener).await;
     pools.checkin(0, 0, a);
     pools.checkin(0, 1, b);
-    assert!(pools.checkout(0, 0, None).is_none(), "expired at checkout");
+    assert!(
+        pools
+            .checkout(0, 0, None, listener.local_addr().unwrap())
+            .is_none(),
+        "expired at checkout"
+    );
     assert_eq!(pools.sweep(), 0, "expired in the sweep");
 }
 
@@ -96,7 +126,11 @@ async fn unknown_backends_and_servers_are_ignored() {
     let pools = Pools::new(&[(1, SETTINGS)]);
     let (conn, _server) = pair(&listener).await;
     pools.checkin(3, 0, conn);
-    assert!(pools.checkout(3, 0, None).is_none());
-    assert!(pools.checkout(0, 7, None).is_none());
+    assert!(pools
+        .checkout(3, 0, None, listener.local_addr().unwrap())
+        .is_none());
+    assert!(pools
+        .checkout(0, 7, None, listener.local_addr().unwrap())
+        .is_none());
     assert_eq!(pools.sweep(), 0);
 }

@@ -225,6 +225,7 @@ impl<S: ClientStream> Relay<'_, S> {
                     d.out_pos += n_out;
                     d.data_pos += n_data;
                     d.tail_pos += n - n_out - n_data;
+                    d.sent += n as u64;
                     d.unflushed = true;
                     self.client_progress = true;
                 }

@@ -174,3 +174,85 @@ fn a_closed_channel_ends_the_wait() {
     assert!(!rt.block_on(slot.changed()));
     assert!(slot.current().is_some(), "the last set stays readable");
 }
+
+/// Writes a self-signed ECDSA certificate for `name` and its key to `path`.
+fn write_pem_for(path: &Path, name: &str) {
+    let cert = tern_tls::self_signed(&[name.to_owned()], KeyKind::EcdsaP256).unwrap();
+    std::fs::write(path, format!("{}{}", cert.cert_pem, cert.key_pem)).unwrap();
+}
+
+/// The SNI names of every certificate `show tls` reports, per TLS bind.
+fn reported_names(reloader: &Reloader) -> Vec<Vec<Vec<String>>> {
+    reloader
+        .tls_info()
+        .iter()
+        .map(|bind| {
+            bind.certificates
+                .iter()
+                .map(|c| c.loaded.sni_names.clone())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn show_tls_reports_the_loaded_set_and_a_reload_swaps_it() {
+    let dir = temp_dir("info");
+    let (a, b) = (dir.join("a.pem"), dir.join("b.pem"));
+    write_pem_for(&a, "old-a.test");
+    write_pem_for(&b, "old-b.test");
+    let config = config(&[Some(&a), None, Some(&b)], "");
+    // A set that went through a handover: copies of the built configurations (as
+    // `handover::apply_sessions` makes) still describe themselves.
+    let mut tls = frontend_tls(&config).unwrap();
+    for built in tls.iter_mut().flatten().flatten() {
+        *built = Arc::new(ServerConfig::clone(built));
+    }
+    let (reloader, _slots) = Reloader::new(config, tls, 1);
+
+    let info = reloader.tls_info();
+    assert_eq!(info.len(), 2, "plain binds are not listed: {info:?}");
+    let first = &info[0];
+    assert_eq!(first.frontend, "web");
+    assert_eq!(first.address, "127.0.0.1:0".parse().unwrap());
+    assert!(!first.strict_sni);
+    let cert = &first.certificates[0];
+    assert_eq!(cert.loaded.file.as_deref(), Some(a.as_path()));
+    assert_eq!(cert.loaded.key_type, "ECDSA P-256");
+    assert!(cert.loaded.default);
+    assert_eq!(
+        cert.days_until_expiry,
+        tern_tls::days_until(cert.loaded.not_after, first.taken_at)
+    );
+    assert!(cert.days_until_expiry > 0, "{cert:?}");
+    let tickets = first.tickets.as_ref().unwrap();
+    assert_eq!(tickets.rotation_secs, Some(3600));
+    assert!(tickets.key_age_secs.unwrap() >= 0);
+    assert_eq!(
+        reported_names(&reloader),
+        [[["old-a.test"]], [["old-b.test"]]]
+    );
+
+    // The files change: the command reports what handshakes use until the reload applies.
+    write_pem_for(&a, "new-a.test");
+    write_pem_for(&b, "new-b.test");
+    assert_eq!(
+        reported_names(&reloader),
+        [[["old-a.test"]], [["old-b.test"]]]
+    );
+    reloader.reload().unwrap();
+    assert_eq!(
+        reported_names(&reloader),
+        [[["new-a.test"]], [["new-b.test"]]]
+    );
+
+    // A refused reload keeps the set and its description together.
+    write_pem_for(&a, "newer-a.test");
+    std::fs::write(&b, "not a certificate\n").unwrap();
+    reloader.reload().unwrap_err();
+    assert_eq!(
+        reported_names(&reloader),
+        [[["new-a.test"]], [["new-b.test"]]]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,341 @@
+//! `/metrics`: the view in the Prometheus text exposition format (0.0.4).
+//!
+//! Names follow Prometheus conventions: a `tern_` prefix, `_total` on counters, base units
+//! (seconds). Labels are only the configuration's names (`frontend`, `backend`, `server`) and
+//! small fixed sets (`code`, `reason`, `kind`, `version`, ...), never anything a client chooses,
+//! so the number of series is bounded by the configuration. docs/metrics.md is the registry of
+//! every family; a test checks that each family written here is listed there.
+//!
+//! The counters come from the snapshot's `fields()` names through the tables in `families.rs`;
+//! a test checks that every field is either exported or listed in a `*_NOT_EXPORTED` table with the
+//! family that already covers it, so a counter added to the proxy cannot go missing silently.
+
+use std::time::UNIX_EPOCH;
+
+use super::exposition::{Exposition, Type};
+use super::rows::{self, BackendRow, FrontendRow, Status};
+use super::tls::{Count, TlsBreakdown};
+use crate::{Info, View};
+
+mod families;
+
+use families::{Family, BACKEND, FRONTEND, FRONTEND_TLS, SERVER};
+
+/// The view as Prometheus text; serve it with
+/// [`PROMETHEUS_CONTENT_TYPE`](super::PROMETHEUS_CONTENT_TYPE).
+pub fn metrics(view: &View) -> String {
+    let mut e = Exposition::default();
+    process(&mut e, &view.info);
+    reloads(&mut e, view);
+    let frontends = rows::frontends(view);
+    frontend_counters(&mut e, &frontends);
+    tls(&mut e, &frontends);
+    let backends = rows::backends(view);
+    backend_counters(&mut e, &backends);
+    server_counters(&mut e, &backends);
+    server_gauges(&mut e, &backends);
+    e.finish()
+}
+
+fn gauge(e: &mut Exposition, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+    e.family(name, Type::Gauge, help);
+    e.sample(name, labels, value);
+}
+
+fn process(e: &mut Exposition, info: &Info) {
+    let version = [("version", info.version.as_str())];
+    gauge(
+        e,
+        "tern_build_info",
+        "Always 1; the version in a label.",
+        &version,
+        1.0,
+    );
+    let started = info
+        .started
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let facts: [(&str, &str, f64); 6] = [
+        (
+            "tern_process_start_time_seconds",
+            "When the process started, in seconds since the Unix epoch.",
+            started,
+        ),
+        (
+            "tern_uptime_seconds",
+            "Seconds since the process started.",
+            info.uptime.as_secs_f64(),
+        ),
+        (
+            "tern_workers",
+            "Worker threads of the current generation.",
+            info.workers as f64,
+        ),
+        (
+            "tern_generation",
+            "Generations started by reloads since the process started (0 = the first).",
+            info.generation as f64,
+        ),
+        (
+            "tern_draining_generations",
+            "Old generations still draining after a reload.",
+            info.draining_generations as f64,
+        ),
+        (
+            "tern_connections",
+            "Client connections open now, over all frontends.",
+            info.connections as f64,
+        ),
+    ];
+    for (name, help, value) in facts {
+        gauge(e, name, help, &[], value);
+    }
+    let profiling = f64::from(u8::from(info.profiling));
+    gauge(
+        e,
+        "tern_profiling_enabled",
+        "1 when task profiling is on.",
+        &[],
+        profiling,
+    );
+}
+
+fn reloads(e: &mut Exposition, view: &View) {
+    let name = "tern_tls_certificate_reloads_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Certificate reloads, applied or refused (every bind kept its certificates).",
+    );
+    let r = &view.stats.reloads;
+    e.sample(name, &[("result", "applied")], r.reloads);
+    e.sample(name, &[("result", "refused")], r.failed);
+}
+
+/// One labelled set of counters: the entity's labels and its snapshot's `fields()`.
+type Row<'a> = (Vec<(&'a str, &'a str)>, Vec<(&'static str, u64)>);
+
+/// Writes `families` for `rows`.
+fn counters(e: &mut Exposition, families: &[Family], rows: &[Row<'_>]) {
+    for family in families {
+        e.family(family.name, Type::Counter, family.help);
+        for (labels, fields) in rows {
+            for (field, label_value) in family.fields {
+                let value = fields.iter().find(|f| f.0 == *field).map_or(0, |f| f.1);
+                let mut labels = labels.clone();
+                if let Some(label) = family.label {
+                    labels.push((label, label_value));
+                }
+                e.sample(family.name, &labels, value);
+            }
+        }
+    }
+}
+
+fn frontend_counters(e: &mut Exposition, frontends: &[FrontendRow<'_>]) {
+    let rows = |tls_only: bool| -> Vec<_> {
+        frontends
+            .iter()
+            .filter(|f| f.tls_enabled || !tls_only)
+            .map(|f| (vec![("frontend", f.name)], f.counters.fields()))
+            .collect()
+    };
+    counters(e, FRONTEND, &rows(false));
+    counters(e, FRONTEND_TLS, &rows(true));
+}
+
+fn backend_counters(e: &mut Exposition, backends: &[BackendRow<'_>]) {
+    let rows: Vec<_> = backends
+        .iter()
+        .map(|b| (vec![("backend", b.name)], b.counters.fields()))
+        .collect();
+    counters(e, BACKEND, &rows);
+    let name = "tern_backend_servers";
+    let help = "Servers of the backend by status: up, down (failing its checks), \
+                drain (drained or weight 0), maint.";
+    e.family(name, Type::Gauge, help);
+    for b in backends {
+        for status in Status::ALL {
+            let labels = [("backend", b.name), ("status", status.lower())];
+            e.sample(name, &labels, b.count(status));
+        }
+    }
+}
+
+fn server_counters(e: &mut Exposition, backends: &[BackendRow<'_>]) {
+    let rows: Vec<_> = backends
+        .iter()
+        .flat_map(|b| {
+            b.servers.iter().map(|s| {
+                (
+                    vec![("backend", b.name), ("server", s.name)],
+                    s.counters.fields(),
+                )
+            })
+        })
+        .collect();
+    counters(e, SERVER, &rows);
+}
+
+fn server_gauges(e: &mut Exposition, backends: &[BackendRow<'_>]) {
+    let servers = || {
+        backends
+            .iter()
+            .flat_map(|b| b.servers.iter().map(move |s| (b.name, s)))
+    };
+    type Read = fn(&rows::ServerRow<'_>) -> Option<u64>;
+    let gauges: [(&str, &str, Read); 5] = [
+        (
+            "tern_server_up",
+            "1 when the server passes its health checks (always, when not checked).",
+            |s| Some(u64::from(s.status.up)),
+        ),
+        (
+            "tern_server_weight",
+            "Effective weight (lower than configured during slow start; 0 when drained).",
+            |s| Some(u64::from(s.status.weight)),
+        ),
+        (
+            "tern_server_configured_weight",
+            "Weight set in the configuration or at runtime.",
+            |s| Some(u64::from(s.configured_weight)),
+        ),
+        (
+            "tern_server_active_requests",
+            "Requests in flight; only for servers with maxconn.",
+            |s| s.maxconn.map(|_| u64::from(s.status.active)),
+        ),
+        (
+            "tern_server_max_connections",
+            "The server's maxconn; only for servers that have one.",
+            |s| s.maxconn.map(u64::from),
+        ),
+    ];
+    for (name, help, read) in gauges {
+        e.family(name, Type::Gauge, help);
+        for (backend, s) in servers() {
+            if let Some(value) = read(s) {
+                e.sample(name, &[("backend", backend), ("server", s.name)], value);
+            }
+        }
+    }
+    let name = "tern_server_admin_state";
+    e.family(
+        name,
+        Type::Gauge,
+        "The operator's state of the server: 1 for the current one of ready, drain, maint.",
+    );
+    for (backend, s) in servers() {
+        for state in [
+            tern_proxy::AdminState::Ready,
+            tern_proxy::AdminState::Drain,
+            tern_proxy::AdminState::Maint,
+        ] {
+            let labels = [
+                ("backend", backend),
+                ("server", s.name),
+                ("state", state.as_str()),
+            ];
+            e.sample(name, &labels, u8::from(s.status.admin == state));
+        }
+    }
+}
+
+type Group = fn(&TlsBreakdown) -> &Vec<Count>;
+
+/// The TLS counter families: name, help, the label of the group's names, the group.
+const TLS_GROUPS: [(&str, &str, &str, Group); 6] = [
+    (
+        "tern_frontend_tls_versions_total",
+        "Completed TLS handshakes by kind (full, resumed) and protocol version.",
+        "version",
+        |b| &b.versions,
+    ),
+    (
+        "tern_frontend_tls_groups_total",
+        "Completed TLS handshakes by kind and key-exchange group (none: a TLS 1.2 resumption).",
+        "group",
+        |b| &b.groups,
+    ),
+    (
+        "tern_frontend_tls_cipher_suites_total",
+        "Completed TLS handshakes by kind and cipher suite.",
+        "suite",
+        |b| &b.suites,
+    ),
+    (
+        "tern_frontend_tls_certificates_total",
+        "Full TLS handshakes by the key type of the certificate served.",
+        "key_type",
+        |b| &b.certificates,
+    ),
+    (
+        "tern_frontend_tls_handshake_failures_total",
+        "TLS handshakes that failed, by reason.",
+        "reason",
+        |b| &b.failures,
+    ),
+    (
+        "tern_frontend_tls_admission_events_total",
+        "What TLS handshake admission did, by event (rate cap waits and expiries, refused \
+         sources, resumption offers and fallbacks).",
+        "event",
+        |b| &b.admission,
+    ),
+];
+
+/// The TLS families, for frontends with a TLS bind.
+fn tls(e: &mut Exposition, frontends: &[FrontendRow<'_>]) {
+    let tls: Vec<(&str, TlsBreakdown)> = frontends
+        .iter()
+        .filter(|f| f.tls_enabled)
+        .map(|f| (f.name, TlsBreakdown::of(f.tls)))
+        .collect();
+    for (name, help, label, group) in TLS_GROUPS {
+        e.family(name, Type::Counter, help);
+        for (frontend, b) in &tls {
+            for c in group(b) {
+                let mut labels = vec![("frontend", *frontend)];
+                if let Some(kind) = c.kind {
+                    labels.push(("kind", kind));
+                }
+                labels.push((label, c.name.as_str()));
+                e.sample(name, &labels, c.value);
+            }
+        }
+    }
+    latency(e, &tls);
+}
+
+/// The handshake latency as a histogram (cumulative buckets and a count; the proxy keeps no sum).
+fn latency(e: &mut Exposition, tls: &[(&str, TlsBreakdown)]) {
+    let name = "tern_frontend_tls_handshake_duration_seconds";
+    let help = "Time from accept to the end of completed TLS handshakes (without rate-cap \
+                waits). No _sum: tern counts per bucket only.";
+    e.family(name, Type::Histogram, help);
+    for (frontend, b) in tls {
+        if b.latency.is_empty() {
+            continue;
+        }
+        let mut cumulative = 0;
+        for bucket in b.latency.iter().filter(|b| b.le_seconds.is_some()) {
+            cumulative += bucket.count;
+            let le = bucket.le_seconds.map(|s| s.to_string()).unwrap_or_default();
+            e.sample(
+                &format!("{name}_bucket"),
+                &[("frontend", frontend), ("le", &le)],
+                cumulative,
+            );
+        }
+        let total = b.handshakes();
+        e.sample(
+            &format!("{name}_bucket"),
+            &[("frontend", frontend), ("le", "+Inf")],
+            total,
+        );
+        e.sample(&format!("{name}_count"), &[("frontend", frontend)], total);
+    }
+}
+
+#[cfg(test)]
+mod tests;
