@@ -61,7 +61,12 @@ impl<F: Future> Future for Profiled<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let Some(clock) = clock::get().filter(|_| enabled()) else {
+        // Off: one relaxed load (the clock is only looked up when on).
+        let clock = if enabled() { clock::get() } else { None };
+        let Some(clock) = clock else {
+            // Off: the stamp would keep wake-ups of this period and charge them, hugely late,
+            // to the first poll after profiling comes back on. A new one is made then.
+            *this.wake = None;
             return this.inner.poll(cx);
         };
         let start = clock.raw();

@@ -481,3 +481,40 @@ fn a_panicking_phase_leaves_the_thread_able_to_profile() {
     assert!(poll_once(fut.as_mut()).is_ready());
     assert_eq!(row(&stats, Kind::Queue).3, 1);
 }
+
+#[test]
+fn wake_ups_while_off_are_not_charged_when_profiling_comes_back() {
+    let _on = exclusive(true);
+    let stats = attached();
+    let (gate, waker) = Gate::new(Duration::ZERO);
+    let spins = Arc::new(Mutex::new(0));
+    let mut fut = pin!(Profiled::new(Kind::Request, async {
+        gate.await;
+        // Pending once more, waking itself: a wake-up seen while profiling is on.
+        std::future::poll_fn(|cx| {
+            let mut n = spins.lock().unwrap();
+            *n += 1;
+            if *n > 1 {
+                return Poll::Ready(());
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await;
+    }));
+    assert!(poll_once(fut.as_mut()).is_pending());
+    set_enabled(false);
+    // Woken through the stamp while off, polled while off.
+    waker.lock().unwrap().take().unwrap().wake();
+    spin(Duration::from_millis(5));
+    assert!(poll_once(fut.as_mut()).is_pending());
+    set_enabled(true);
+    assert!(poll_once(fut.as_mut()).is_ready());
+    // Only the self-wake after profiling came back is measured, and it is recent.
+    let (_, _, lat, wakes) = row(&stats, Kind::Request);
+    assert!(wakes <= 1, "{wakes} wake-ups");
+    assert!(
+        lat < 5_000_000,
+        "a wake-up from while profiling was off: {lat} ns"
+    );
+}
