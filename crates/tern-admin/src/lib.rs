@@ -8,8 +8,8 @@
 
 pub mod api;
 pub mod control;
-pub mod render;
 pub mod ctl;
+pub mod render;
 pub mod tls_view;
 
 pub use control::{AdminState, Control, ControlError, Info, ServerSpec, View};

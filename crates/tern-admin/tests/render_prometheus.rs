@@ -153,8 +153,23 @@ fn handshake_latency_is_a_histogram() {
 #[test]
 fn labels_are_bounded() {
     let allowed: HashSet<&str> = [
-        "frontend", "backend", "server", "version", "code", "reason", "kind", "group", "suite",
-        "key_type", "event", "result", "to", "status", "state", "le", "direction",
+        "frontend",
+        "backend",
+        "server",
+        "version",
+        "code",
+        "reason",
+        "kind",
+        "group",
+        "suite",
+        "key_type",
+        "event",
+        "result",
+        "to",
+        "status",
+        "state",
+        "le",
+        "direction",
     ]
     .into();
     let view = view::view();

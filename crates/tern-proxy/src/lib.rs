@@ -436,11 +436,7 @@ fn plan_cpus(
     }
 }
 
-type Binding = (
-    Vec<BoundBind>,
-    Vec<Vec<WorkerListener>>,
-    Vec<InheritedBind>,
-);
+type Binding = (Vec<BoundBind>, Vec<Vec<WorkerListener>>, Vec<InheritedBind>);
 
 /// Binds every bind of every frontend once per worker, or takes the sockets a previous
 /// generation left in `inherit`; each worker's listener takes its TLS slot (`slots[worker]
@@ -478,8 +474,10 @@ fn bind_all(
             };
             let inherited = inherit.take_bind(&fe.name, bind.address);
             let (address, sockets) = match inherited {
-                Some(old) => listener::adopt_group(old.address, old.sockets, workers, cfg.global.backlog)
-                    .map_err(bind_error)?,
+                Some(old) => {
+                    listener::adopt_group(old.address, old.sockets, workers, cfg.global.backlog)
+                        .map_err(bind_error)?
+                }
                 None => listener::bind_group(bind.address, workers, cfg.global.backlog)
                     .map_err(bind_error)?,
             };

@@ -308,7 +308,10 @@ impl StatsSnapshot {
                 mine.add(counts);
             }
             for (srv, counts) in be.servers.iter().zip(servers) {
-                let Some(s) = config.backends[b].servers.iter().position(|x| x.name == srv.name)
+                let Some(s) = config.backends[b]
+                    .servers
+                    .iter()
+                    .position(|x| x.name == srv.name)
                 else {
                     continue;
                 };

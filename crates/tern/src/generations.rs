@@ -167,7 +167,10 @@ impl Generations {
             warn!(error = %e, "{why} refused, the running generation continues");
             ControlError::Failed(format!("{why} refused, nothing changed: {e}"))
         };
-        let mut snapshot = build_snapshot(config).map_err(|e| refused(format!("{e:#}")))?;
+        // Certificates are loaded off the workers' priority (priority.rs).
+        let mut snapshot = crate::priority::low(move || build_snapshot(config))
+            .and_then(|built| built)
+            .map_err(|e| refused(format!("{e:#}")))?;
         snapshot.access_log = crate::run::access_log(&snapshot.config, inner.current.access_log())
             .map_err(|e| refused(format!("{e:#}")))?;
         let inherit = inner

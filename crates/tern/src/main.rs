@@ -16,6 +16,7 @@ mod demo;
 mod generations;
 mod logging;
 mod notify;
+mod priority;
 mod run;
 mod runtime_servers;
 mod signals;

@@ -168,14 +168,19 @@ fn restart_api(generations: &Arc<Generations>, api: &mut Option<ApiHandle>) {
 /// Loads the configuration and starts the first generation, on the sockets of the old process
 /// when this is an upgrade.
 fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<ProxyHandle> {
-    let config = match tern_config::load(path) {
-        Ok(c) => c,
-        Err(errors) => {
-            eprintln!("{errors}");
-            anyhow::bail!("invalid configuration: {}\n{errors}", path.display());
-        }
-    };
-    let mut snapshot = build_snapshot(config)?;
+    // Loading runs at a low priority: in an upgrade, the old process's workers may share the
+    // core (priority.rs).
+    let path = path.to_owned();
+    let mut snapshot = crate::priority::low(move || {
+        let config = match tern_config::load(&path) {
+            Ok(c) => c,
+            Err(errors) => {
+                eprintln!("{errors}");
+                anyhow::bail!("invalid configuration: {}\n{errors}", path.display());
+            }
+        };
+        build_snapshot(config)
+    })??;
     snapshot.access_log = access_log(&snapshot.config, None)?;
     let inherit = incoming.map(Incoming::take_inherit).unwrap_or_default();
     tern_proxy::start_with(snapshot, inherit).context("start-up refused")

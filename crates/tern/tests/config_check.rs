@@ -396,3 +396,16 @@ fn unreadable_certificate_reason_is_stated_once() {
         );
     }
 }
+
+#[test]
+fn the_sample_configuration_in_dist_is_valid() {
+    let dir = temp_dir("dist-sample");
+    let cert = write_cert(&dir, "site", tern_tls::KeyKind::EcdsaP256);
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dist/tern.toml");
+    let text = std::fs::read_to_string(sample)
+        .unwrap()
+        .replace("/etc/tern/certs/site.pem", &cert);
+    assert!(text.contains(&cert), "the sample names its certificate");
+    let done = check(&write_config(&dir, &text));
+    assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
+}
