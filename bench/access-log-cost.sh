@@ -52,38 +52,6 @@ find_client
 have_tern_run || die "'$TERN run' is not available: cargo build --release -p tern"
 have_tern_term || die "'$TERN term' is not available: cargo build --release -p tern"
 
-# Drops $1 from STARTED_PIDS once it has been waited for, so the exit trap never signals a
-# process id the system may have reused.
-forget_pid() {
-    local p keep=()
-    for p in "${STARTED_PIDS[@]}"; do
-        [[ $p == "$1" ]] || keep+=("$p")
-    done
-    STARTED_PIDS=("${keep[@]}")
-}
-
-# Waits (bounded: 10 s) for the `ready:` line in log $1 of process $2.
-wait_ready() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        grep -qs '^ready:' "$1" && return 0
-        kill -0 "$2" 2>/dev/null || die "process $2 exited before it was ready: $(cat "$1")"
-        sleep 0.05
-    done
-    die "no ready line after 10 s in $1"
-}
-
-# The host:port of the first `listening:` line of log $1.
-listening() {
-    awk '/^listening:/ { sub(/.*:\/\//, ""); print; exit }' "$1"
-}
-
-# Busy time of CPU $1 in microseconds (everything but idle and iowait), from /proc/stat.
-cpu_busy_us() {
-    awk -v cpu="cpu$1" -v tck="$CLK_TCK" \
-        '$1 == cpu { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * 1e6 / tck }' /proc/stat
-}
-
 # tern's configuration for mode $1, logging to $2.
 tern_config() {
     echo '[global]'

@@ -71,29 +71,8 @@ find_client
 have_tern_run || die "'$TERN run' is not available: cargo build --release -p tern"
 have_tern_term || die "'$TERN term' is not available: cargo build --release -p tern"
 
-# Drops $1 from STARTED_PIDS once it has been waited for, so the exit trap never signals a
-# process id the system may have reused.
-forget_pid() {
-    local p keep=()
-    for p in "${STARTED_PIDS[@]}"; do
-        [[ $p == "$1" ]] || keep+=("$p")
-    done
-    STARTED_PIDS=("${keep[@]}")
-}
-
-# Waits (bounded: 10 s) for the `ready:` line in log $1 of process $2.
-wait_ready() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        grep -qs '^ready:' "$1" && return 0
-        kill -0 "$2" 2>/dev/null || die "process $2 exited before it was ready: $(cat "$1")"
-        sleep 0.05
-    done
-    die "no ready line after 10 s in $1"
-}
-
 # The host:port of every `listening:` line of log $1, in order.
-listening() {
+listening_all() {
     awk '/^listening:/ { sub(/.*:\/\//, ""); print }' "$1"
 }
 
@@ -102,12 +81,6 @@ cpu_split() {
     local stat
     stat=$(<"/proc/$1/stat") || die "process $1 is gone"
     awk -v tck="$CLK_TCK" '{ sub(/.*\) /, ""); printf "%.0f %.0f\n", $12 * 1e6 / tck, $13 * 1e6 / tck }' <<<"$stat"
-}
-
-# Busy time of CPU $1 in microseconds (everything but idle and iowait), from /proc/stat.
-cpu_busy_us() {
-    awk -v cpu="cpu$1" -v tck="$CLK_TCK" \
-        '$1 == cpu { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * 1e6 / tck }' /proc/stat
 }
 
 # tern's configuration for algorithm label $1 (BALANCE[/consistent[/FACTOR]]).
@@ -192,7 +165,7 @@ measure() {
     start_pinned "$SERVER_CPU" "$name" "$TERN" run -c "$TMP/$name.toml"
     local pid=$LAST_PID
     wait_ready "$TMP/$name.log" "$pid"
-    mapfile -t FRONTS < <(listening "$TMP/$name.log")
+    mapfile -t FRONTS < <(listening_all "$TMP/$name.log")
     ((${#FRONTS[@]} == KEYS)) || die "tern listens on ${#FRONTS[@]} addresses, expected $KEYS"
 
     [[ $WARMUP == 0 ]] || run_clients "$WARMUP" ""
@@ -230,7 +203,7 @@ for ((i = 0; i < NSERVERS; i++)); do
 done
 start_pinned "$CLIENT_CPU" backend "$TERN" term --threads 1 --cpus "$CLIENT_CPU" "${listens[@]}"
 wait_ready "$TMP/backend.log" "$LAST_PID"
-mapfile -t BACKENDS < <(listening "$TMP/backend.log")
+mapfile -t BACKENDS < <(listening_all "$TMP/backend.log")
 ((${#BACKENDS[@]} == NSERVERS)) || die "tern term listens on ${#BACKENDS[@]} ports, expected $NSERVERS"
 
 echo "balancing cost: plain HTTP keep-alive, GET /k/i?id=i through tern to $NSERVERS servers" \
