@@ -140,37 +140,13 @@ fn ten_reloads_under_load_fail_no_request() {
     };
     let mut tern = Tern::run_in(dir.clone(), &config(1));
     let url = format!("http://{}/", tern.addr());
-    let json = dir.join("bench.json");
-    let bench = std::thread::spawn({
-        let json = json.clone();
-        move || {
-            let args = [
-                "bench",
-                &url,
-                "-c",
-                "8",
-                "--rate",
-                "400",
-                "-d",
-                "6",
-                "--warmup",
-                "0",
-                "-q",
-                "--json",
-                json.to_str().unwrap(),
-            ];
-            tern_finish(&args, Duration::from_secs(40))
-        }
-    });
+    let load = SteadyLoad::start(&dir, &url, 400, 6);
     std::thread::sleep(Duration::from_millis(500));
     for i in 0..10 {
         reload(&mut tern, &config(1 + i % 3));
         std::thread::sleep(Duration::from_millis(400));
     }
-    let done = bench.join().unwrap();
-    assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = load.report();
     assert_eq!(report["errors_total"], 0, "{}", report["errors"]);
     let requests = report["requests"].as_u64().unwrap();
     assert!(requests > 1500, "{requests} requests in 6 s at 400/s");

@@ -59,28 +59,7 @@ fn three_upgrades_under_load_refuse_nothing() {
         .terms(&[&a, &b]);
     let mut tern = Tern::run_in(dir.clone(), &config.toml());
     let url = format!("http://{}/", tern.addr());
-    let json = dir.join("bench.json");
-    let bench = std::thread::spawn({
-        let json = json.clone();
-        move || {
-            let args = [
-                "bench",
-                &url,
-                "-c",
-                "8",
-                "--rate",
-                "300",
-                "-d",
-                "8",
-                "--warmup",
-                "0",
-                "-q",
-                "--json",
-                json.to_str().unwrap(),
-            ];
-            tern_finish(&args, Duration::from_secs(40))
-        }
-    });
+    let load = SteadyLoad::start(&dir, &url, 300, 8);
     std::thread::sleep(Duration::from_millis(500));
     let mut pid = tern.proc.pid();
     for _ in 0..3 {
@@ -90,10 +69,7 @@ fn three_upgrades_under_load_refuse_nothing() {
         // The old process drains (keep-alive clients get `Connection: close`) and exits.
         wait_exited(old, Duration::from_secs(10));
     }
-    let done = bench.join().unwrap();
-    assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = load.report();
     assert_eq!(report["errors_total"], 0, "{}", report["errors"]);
     assert!(report["requests"].as_u64().unwrap() > 1500, "{report}");
     stop(pid);

@@ -356,3 +356,47 @@ pub fn tern_finish(args: &[&str], limit: Duration) -> Finished {
     );
     finished
 }
+
+/// A `tern bench` run in the background: open loop at `rate` requests/s over 8 keep-alive
+/// connections to `url` for `secs` seconds; [`SteadyLoad::report`] waits for it and returns its
+/// JSON report (the run must have exited 0).
+pub struct SteadyLoad {
+    thread: std::thread::JoinHandle<Finished>,
+    json: PathBuf,
+}
+
+impl SteadyLoad {
+    pub fn start(dir: &Path, url: &str, rate: u32, secs: u32) -> SteadyLoad {
+        let json = dir.join("bench.json");
+        let args: Vec<String> = [
+            "bench",
+            url,
+            "-c",
+            "8",
+            "--rate",
+            &rate.to_string(),
+            "-d",
+            &secs.to_string(),
+            "--warmup",
+            "0",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let limit = Duration::from_secs(u64::from(secs) + 30);
+        let thread = std::thread::spawn(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            tern_finish(&args, limit)
+        });
+        SteadyLoad { thread, json }
+    }
+
+    pub fn report(self) -> serde_json::Value {
+        let done = self.thread.join().unwrap();
+        assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
+        serde_json::from_str(&std::fs::read_to_string(&self.json).unwrap()).unwrap()
+    }
+}
