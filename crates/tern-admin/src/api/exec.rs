@@ -50,6 +50,8 @@ pub enum Failure {
 pub struct Context {
     pub control: std::sync::Arc<dyn Control>,
     pub rates: Rates,
+    /// Per-frontend, backend and server rates for `show stat`.
+    pub object_rates: super::object_rates::ObjectRates,
 }
 
 impl std::fmt::Debug for Context {
@@ -145,10 +147,15 @@ pub fn execute(ctx: &Context, command: &Command, format: Format) -> Result<Outpu
         }
         Command::ShowStat => {
             let view = control.view();
+            let rates = ctx.object_rates.current();
             Ok(if json {
-                Output::Json(render::json::stat(&view))
+                let mut value = render::json::stat(&view);
+                if let Value::Object(map) = &mut value {
+                    map.insert("rates".into(), rates.to_json());
+                }
+                Output::Json(value)
             } else {
-                Output::Text(text::stat(&view))
+                Output::Text(text::stat(&view, &rates))
             })
         }
         Command::ShowServers { backend } => show_servers(control, backend.as_deref(), json),

@@ -15,6 +15,7 @@
 pub mod command;
 pub mod exec;
 pub mod http;
+pub mod object_rates;
 pub mod rates;
 pub mod socket_file;
 mod text;
@@ -172,6 +173,7 @@ pub fn spawn_with(
     let ctx = Context {
         control,
         rates: Rates::default(),
+        object_rates: object_rates::ObjectRates::default(),
     };
     let http_settings = http::HttpSettings {
         token: settings.token.clone(),
@@ -242,7 +244,9 @@ async fn sample_rates(ctx: Context, mut stop: watch::Receiver<bool>) {
         }
         let control = ctx.control.clone();
         if let Ok(view) = tokio::task::spawn_blocking(move || control.view()).await {
-            ctx.rates.record(&view.stats, Instant::now());
+            let now = Instant::now();
+            ctx.rates.record(&view.stats, now);
+            ctx.object_rates.record(&view, now);
         }
     }
 }

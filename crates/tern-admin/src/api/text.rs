@@ -7,6 +7,7 @@
 use std::time::UNIX_EPOCH;
 
 use super::exec::format_uptime;
+use super::object_rates::{key, Current};
 use super::rates::CurrentRates;
 use crate::render::rows::{self, BackendRow, ServerRow, Status};
 use crate::{Info, View};
@@ -49,11 +50,15 @@ pub fn info(info: &Info, rates: &CurrentRates) -> String {
 }
 
 /// `show stat`: a table of frontends, one of backends, one of servers.
-pub fn stat(view: &View) -> String {
+pub fn stat(view: &View, rates: &Current) -> String {
     let mut frontends = Table::new(&[
         "frontend",
         "sessions",
+        "sess/s",
         "requests",
+        "req/s",
+        "bytes_in",
+        "bytes_out",
         "2xx",
         "3xx",
         "4xx",
@@ -69,7 +74,11 @@ pub fn stat(view: &View) -> String {
         frontends.row(vec![
             f.name.to_owned(),
             c.sessions.to_string(),
+            rates.cell(&key("frontend", f.name, "sessions")),
             c.requests.to_string(),
+            rates.cell(&key("frontend", f.name, "requests")),
+            c.bytes_in.to_string(),
+            c.bytes_out.to_string(),
             c.resp_2xx.to_string(),
             c.resp_3xx.to_string(),
             c.resp_4xx.to_string(),
@@ -86,6 +95,9 @@ pub fn stat(view: &View) -> String {
         "backend",
         "up/total",
         "requests",
+        "req/s",
+        "bytes_out",
+        "in_queue",
         "queued",
         "queue_full",
         "no_server",
@@ -94,12 +106,15 @@ pub fn stat(view: &View) -> String {
         "srv_err",
         "srv_timeout",
     ]);
-    for b in &backend_rows {
+    for (i, b) in backend_rows.iter().enumerate() {
         let c = b.counters;
         backends.row(vec![
             b.name.to_owned(),
             format!("{}/{}", b.count(Status::Up), b.servers.len()),
             c.requests.to_string(),
+            rates.cell(&key("backend", b.name, "requests")),
+            c.bytes_out.to_string(),
+            view.stats.queued.get(i).copied().unwrap_or(0).to_string(),
             c.queued.to_string(),
             (c.queue_full + c.queue_timeouts).to_string(),
             c.no_server.to_string(),
@@ -110,7 +125,14 @@ pub fn stat(view: &View) -> String {
         ]);
     }
     let mut servers = server_table(&[
-        "requests", "connects", "conn_err", "reused", "checks", "downs",
+        "requests",
+        "req/s",
+        "bytes_out",
+        "connects",
+        "conn_err",
+        "reused",
+        "checks",
+        "downs",
     ]);
     for b in &backend_rows {
         for s in &b.servers {
@@ -120,6 +142,12 @@ pub fn stat(view: &View) -> String {
                 s,
                 vec![
                     c.requests.to_string(),
+                    rates.cell(&key(
+                        "server",
+                        &format!("{}/{}", b.name, s.name),
+                        "requests",
+                    )),
+                    c.bytes_out.to_string(),
                     c.connects.to_string(),
                     c.connect_errors.to_string(),
                     c.reused.to_string(),
