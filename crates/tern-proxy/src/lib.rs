@@ -218,6 +218,13 @@ impl ProxyHandle {
         let _ = self.checker_stop.send(true);
     }
 
+    /// Drops this generation's duplicates of its listening sockets (after a newer generation
+    /// took what it needs): the sockets of binds the new configuration removed then close as
+    /// soon as this generation's accept loops stop, rather than when it has drained.
+    pub fn release_listeners(&mut self) {
+        self.sockets.clear();
+    }
+
     /// Whether every thread of this generation has ended.
     pub fn is_finished(&self) -> bool {
         self.workers.iter().all(JoinHandle::is_finished)

@@ -188,8 +188,9 @@ impl Generations {
         if config.control != inner.config.control {
             self.upgrade.control_changed.notify_one();
         }
-        let previous = std::mem::replace(&mut inner.current, next);
+        let mut previous = std::mem::replace(&mut inner.current, next);
         let previous_config = std::mem::replace(&mut inner.config, config);
+        previous.release_listeners();
         previous.drain();
         inner.old = Some(Old {
             handle: previous,

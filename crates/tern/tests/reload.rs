@@ -106,6 +106,30 @@ fn reload_adds_binds_and_servers_and_a_broken_file_changes_nothing() {
 }
 
 #[test]
+fn a_bind_removed_by_a_reload_stops_listening_at_once() {
+    let a = Term::start("a");
+    let two = Config::new()
+        .binds(&["\"127.0.0.1:0\"", "\"127.0.0.1:0\""])
+        .terms(&[&a]);
+    let mut tern = Tern::run(&two.toml());
+    let (kept, removed) = (tern.binds[0].1, tern.binds[1].1);
+    // An idle keep-alive connection keeps the old generation draining meanwhile.
+    let _idle = std::net::TcpStream::connect(kept).unwrap();
+    let one = Config::new().terms(&[&a]);
+    reload(&mut tern, &one.toml());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(removed).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "{removed} still accepts connections"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(servers_seen(kept, 2).len(), 1);
+    tern.stop_clean();
+}
+
+#[test]
 fn a_keepalive_connection_of_the_old_generation_gets_its_answer_then_closes() {
     let a = Term::start("a");
     let config = Config::new().terms(&[&a]);
