@@ -166,3 +166,35 @@ fn help_names_the_load_generator_options() {
         assert!(out.contains(option), "{option} missing from:\n{out}");
     }
 }
+
+#[test]
+fn with_many_connections_every_connection_after_the_first_round_resumes() {
+    let dir = temp_dir("bench-resume-many");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let tern = Tern::run_in(
+        dir.clone(),
+        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
+    );
+    let url = format!("https://{}/test", tern.addr());
+    let args = [
+        url.as_str(),
+        "-c",
+        "24",
+        "--requests-per-conn",
+        "1",
+        "--resume",
+        "ticket",
+        "-d",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let report = bench_json(&dir, &args);
+    tern.stop_clean();
+    let client = |key: &str| report["handshakes"][key].as_u64().unwrap();
+    let (full, resumed) = (client("full"), client("resumed"));
+    // The first round (one full handshake per connection) has nothing to resume; every ticket
+    // that comes back is kept for the next connection (rustls' own cache keeps 8 per server).
+    assert!(full <= 24 + 2, "{full} full, {resumed} resumed");
+    assert!(resumed > full, "{full} full, {resumed} resumed");
+}
