@@ -39,8 +39,14 @@ pub fn main(args: &TermArgs) -> anyhow::Result<()> {
     let stats = handle.stats();
     handle.shutdown();
     println!(
-        "stats: term connections={} requests={} bytes_sent={}",
-        stats.connections, stats.requests, stats.bytes_sent
+        "stats: term connections={} requests={} bytes_sent={} tls_full={} tls_resumed={} \
+         tls_failures={}",
+        stats.connections,
+        stats.requests,
+        stats.bytes_sent,
+        stats.tls_full,
+        stats.tls_resumed,
+        stats.tls_failures
     );
     Ok(())
 }

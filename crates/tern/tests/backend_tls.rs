@@ -93,6 +93,30 @@ async fn verify_none_accepts_a_self_signed_backend() {
     tern.stop();
 }
 
+#[test]
+fn tls_health_checks_resume_their_sessions() {
+    let dir = temp_dir("btls-check");
+    let term = tls_term(&dir, "s1");
+    let server = format!(
+        "{{ name = \"s1\", address = \"{}\", tls = {{ verify = \"none\" }}, \
+         check = {{ type = \"tls\", interval = \"50ms\" }} }}",
+        term.addr
+    );
+    let tern = Tern::run_in(dir, &Config::new().raw_server(&server).toml());
+    // Let the checker run about twenty checks, none of them sent by a client.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let counters = tern.stop_clean();
+    let checks = counters.get("server app/s1", "checks_passed");
+    let term = term.stop_counters();
+    assert!(checks >= 5, "{checks} checks");
+    // The first check is a full handshake; the ones after it resume its session.
+    assert!(term["tls_full"] <= 2, "{term:?} after {checks} checks");
+    assert!(
+        term["tls_resumed"] + 2 >= checks,
+        "{term:?} after {checks} checks"
+    );
+}
+
 /// What one connection to the in-test server showed.
 #[derive(Debug, Clone)]
 struct Seen {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use tern_config::{Check, CheckKind};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_rustls::client::TlsStream;
@@ -180,9 +180,29 @@ async fn run(
                 )),
                 Some(req) => http::exchange(&mut stream, req, check.address, deadline, limit).await,
             };
-            // Best effort: close_notify, so the server sees a clean end of the session.
+            // Best effort: close_notify, so the server sees a clean end of the session; then read
+            // until the server's own close, which also takes in the TLS 1.3 session ticket sent
+            // after the handshake, so the next check resumes instead of doing a full handshake.
             let _ = timeout_at(deadline, stream.shutdown()).await;
+            drain_until_close(&mut stream, deadline).await;
             verdict
+        }
+    }
+}
+
+/// How long a finished check waits for the server's close (and its session ticket).
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// Reads what the server still sends until it closes, for at most [`CLOSE_WAIT`] (and never
+/// past the check's deadline): a server that keeps the connection open costs the check no
+/// more than that, and the verdict is already made.
+async fn drain_until_close(stream: &mut TlsStream<TcpStream>, deadline: Instant) {
+    let until = deadline.min(Instant::now() + CLOSE_WAIT);
+    let mut sink = [0u8; 1024];
+    // Bounded by `until`: every read either makes progress, ends, or times out.
+    while let Ok(Ok(n)) = timeout_at(until, stream.read(&mut sink)).await {
+        if n == 0 {
+            break;
         }
     }
 }
