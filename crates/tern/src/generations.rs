@@ -111,6 +111,11 @@ impl Generations {
         }
     }
 
+    /// Prints the current generation's binds and the `ready:` line (run.rs `announce`).
+    pub fn announce(&self) -> anyhow::Result<()> {
+        crate::run::announce(&self.lock().current)
+    }
+
     /// The `[control]` settings of the running configuration.
     pub fn control_settings(&self) -> tern_config::ControlSettings {
         self.lock().config.control.clone()

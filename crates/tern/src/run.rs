@@ -38,7 +38,6 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    announce(&proxy)?;
     let upgrade = UpgradeSettings {
         exe: upgrade_exe,
         args: std::env::args_os().skip(1).collect(),
@@ -48,6 +47,8 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     let generations = Arc::new(Generations::new(args.config.clone(), proxy, upgrade));
     let inherited_http = incoming.as_mut().and_then(Incoming::take_control_http);
     let mut api = start_api(&generations, inherited_http, incoming.is_some())?;
+    // `ready:` once everything answers, the control API included.
+    generations.announce()?;
     let upgraded = incoming.is_some();
     if let Some(incoming) = incoming {
         took_over(&generations, incoming)?;

@@ -166,9 +166,16 @@ fn show_tls_lists_the_loaded_certificates() {
 #[test]
 fn the_http_listener_serves_metrics_and_refuses_changes_without_a_token() {
     let a = Term::start("a");
-    let (mut tern, socket) = tern_with_control(&[&a]);
+    let (tern, socket) = tern_with_control(&[&a]);
     assert_eq!(spread(tern.addr(), 2).len(), 1);
-    let line = tern.proc.wait_line("control: http ");
+    // Printed before `ready:`, so already among the lines seen.
+    let line = tern
+        .proc
+        .seen
+        .iter()
+        .find(|l| l.starts_with("control: http "))
+        .cloned()
+        .expect("a control: http line before ready:");
     let http: std::net::SocketAddr = line
         .trim_start_matches("control: http http://")
         .parse()
