@@ -84,34 +84,8 @@ measure() {
     local url="http://$(listening "$TMP/$name.log")/"
     local client=("${CLIENT[@]}" "$url" --cpus "$CLIENT_CPU" --threads 1 -c "$CONNS"
         --requests-per-conn 0 --warmup 0 -q)
-    if [[ $WARMUP != 0 ]]; then
-        start_pinned "$CLIENT_CPU" "warm-$name" "${client[@]}" -d "$WARMUP"
-        wait "$LAST_PID" || die "the warm-up client failed: $(cat "$TMP/warm-$name.log")"
-        forget_pid "$LAST_PID"
-    fi
-    local c0 c1 t0 t1 b0 b1
-    c0=$(cpu_us "$pid")
-    b0=$(cpu_busy_us "$SERVER_CPU")
-    t0=$(date +%s%N)
-    start_pinned "$CLIENT_CPU" "client-$name" "${client[@]}" -d "$DURATION" --json "$TMP/$name.json"
-    wait "$LAST_PID" || die "the client failed: $(cat "$TMP/client-$name.log")"
-    forget_pid "$LAST_PID"
-    t1=$(date +%s%N)
-    b1=$(cpu_busy_us "$SERVER_CPU")
-    c1=$(cpu_us "$pid")
-    stop_pid "$pid"
-    forget_pid "$pid"
+    measure_run "$mode" "$run" "$name" "$pid" "${client[@]}"
     [[ -n $LOG_TARGET ]] || rm -f "$log"
-
-    local requests errors per others rate
-    requests=$(json_get "$TMP/$name.json" requests)
-    ((requests > 0)) || die "no request completed: see $TMP/$name.log"
-    errors=$(json_get "$TMP/$name.json" errors_total)
-    per=$(calc "($c1 - $c0) / $requests" 3)
-    rate=$(calc "$requests / (($t1 - $t0) / 1e9)" 0)
-    others=$(calc "($b1 - $b0 - ($c1 - $c0)) / (($t1 - $t0) / 1e3) * 100" 0)
-    printf '%-10s %5s %9s %9s %7s%% %7s\n' "$mode" "$run" "$rate" "$per" "$others" "$errors"
-    echo "$mode $run $per $others $rate $errors" >>"$TMP/results"
     [[ $mode == off ]] || grep '^stats: access_log ' "$TMP/$name.log" >"$TMP/last-$mode" || true
 }
 

@@ -171,6 +171,43 @@ cpu_busy_us() {
         '$1 == cpu { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * 1e6 / tck }' /proc/stat
 }
 
+# One measured run against server process $4 (pinned on CPU $SERVER_CPU), which it stops: a
+# $WARMUP s warm-up of the client command "${@:5}", then $DURATION s measured with its JSON in
+# $TMP/$3.json. Prints and appends "mode($1) round($2) us_per_req others rate errors" to
+# $TMP/results; "others" is the share of the server's CPU used by anything else.
+measure_run() {
+    local mode=$1 run=$2 name=$3 pid=$4
+    shift 4
+    local client=("$@")
+    if [[ $WARMUP != 0 ]]; then
+        start_pinned "$CLIENT_CPU" "warm-$name" "${client[@]}" -d "$WARMUP"
+        wait "$LAST_PID" || die "the warm-up client failed: $(cat "$TMP/warm-$name.log")"
+        forget_pid "$LAST_PID"
+    fi
+    local c0 c1 t0 t1 b0 b1
+    c0=$(cpu_us "$pid")
+    b0=$(cpu_busy_us "$SERVER_CPU")
+    t0=$(date +%s%N)
+    start_pinned "$CLIENT_CPU" "client-$name" "${client[@]}" -d "$DURATION" --json "$TMP/$name.json"
+    wait "$LAST_PID" || die "the client failed: $(cat "$TMP/client-$name.log")"
+    forget_pid "$LAST_PID"
+    t1=$(date +%s%N)
+    b1=$(cpu_busy_us "$SERVER_CPU")
+    c1=$(cpu_us "$pid")
+    stop_pid "$pid"
+    forget_pid "$pid"
+
+    local requests errors per others rate
+    requests=$(json_get "$TMP/$name.json" requests)
+    ((requests > 0)) || die "no request completed: see $TMP/$name.log"
+    errors=$(json_get "$TMP/$name.json" errors_total)
+    per=$(calc "($c1 - $c0) / $requests" 3)
+    rate=$(calc "$requests / (($t1 - $t0) / 1e9)" 0)
+    others=$(calc "($b1 - $b0 - ($c1 - $c0)) / (($t1 - $t0) / 1e3) * 100" 0)
+    printf '%-10s %5s %9s %9s %7s%% %7s\n' "$mode" "$run" "$rate" "$per" "$others" "$errors"
+    echo "$mode $run $per $others $rate $errors" >>"$TMP/results"
+}
+
 # Floating-point helpers.
 calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
