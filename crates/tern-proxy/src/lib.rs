@@ -193,11 +193,6 @@ impl ProxyHandle {
         self.reloader.tls_info()
     }
 
-    /// A handle that reloads certificates from another thread (a command interface).
-    pub fn reload_handle(&self) -> ReloadHandle {
-        ReloadHandle(Arc::clone(&self.reloader))
-    }
-
     /// Starts a graceful stop: listeners close, idle connections close, streams in flight get up
     /// to `global.grace` to finish.
     pub fn shutdown(&self) {
@@ -286,17 +281,6 @@ impl ProxyHandle {
     /// unchanged).
     pub fn access_log(&self) -> Option<&AccessLog> {
         self.shared.snapshot.access_log.as_ref()
-    }
-}
-
-/// Reloads the certificates of a running proxy, like [`ProxyHandle::reload_certificates`].
-#[derive(Debug, Clone)]
-pub struct ReloadHandle(Arc<Reloader>);
-
-impl ReloadHandle {
-    /// See [`ProxyHandle::reload_certificates`].
-    pub fn reload_certificates(&self) -> Result<ReloadSummary, BindTlsError> {
-        self.0.reload()
     }
 }
 

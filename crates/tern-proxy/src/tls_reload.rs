@@ -5,7 +5,8 @@
 //! - **What is re-read.** The certificate files, `cert_dir`, OCSP responses and the ticket key
 //!   file, through the same [`frontend_tls`] that builds them at start-up, from the
 //!   configuration snapshot in memory. `tern.toml` itself is not parsed again (a full
-//!   configuration reload is later work): a reload changes the certificates, never the policy.
+//!   configuration reload is a new generation: crates/tern/src/generations.rs): such a swap changes the certificates,
+//!   never the policy.
 //! - **All or nothing.** Every bind is built before anything is handed over; one broken file
 //!   fails the reload, every bind keeps its current set, and the error names the bind, the file
 //!   and the reason. A half-applied reload would leave binds of one site on different
@@ -20,8 +21,10 @@
 //! - **State kept across a reload.** The stateful session cache (`cache_size`) is carried over
 //!   into the new configurations, so sessions cached before a reload still resume; ticket keys
 //!   without a key file are process-wide anyway (`tern-tls` `tickets.rs`).
-//! - **Callers.** [`crate::ProxyHandle::reload_certificates`] is the one entry point: SIGHUP
-//!   calls it today, the runtime API's command will call the same function.
+//! - **Callers.** [`crate::ProxyHandle::reload_certificates`] is the one entry point. `tern run`
+//!   no longer calls it: its reloads start a new generation (crates/tern/src/generations.rs),
+//!   which re-reads the certificates with the rest of the configuration. It stays for an
+//!   embedding that wants certificates swapped inside one generation.
 //! - **What `show tls` reads.** Each set comes with the description of its binds (certificates
 //!   as loaded, ticket keys; `tls_info.rs`), built with it and swapped with it under the same
 //!   lock, so the command reports what the handshakes use, never the files as they are now.
