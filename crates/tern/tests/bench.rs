@@ -24,14 +24,20 @@ fn bench_json(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
-#[test]
-fn full_and_resumed_handshakes_agree_with_tern() {
-    let dir = temp_dir("bench-resume");
+/// A TLS tern (ECDSA certificate) in a fresh directory, which also receives the JSON reports.
+fn tls_tern(tag: &str) -> (std::path::PathBuf, Tern) {
+    let dir = temp_dir(tag);
     let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
     let tern = Tern::run_in(
         dir.clone(),
         &Config::new().tls(&[&format!("{cert:?}")]).toml(),
     );
+    (dir, tern)
+}
+
+#[test]
+fn full_and_resumed_handshakes_agree_with_tern() {
+    let (dir, tern) = tls_tern("bench-resume");
     let url = format!("https://{}/test", tern.addr());
     let args = [
         url.as_str(),
@@ -73,12 +79,7 @@ fn full_and_resumed_handshakes_agree_with_tern() {
 
 #[test]
 fn without_resume_every_handshake_is_full_on_both_ends() {
-    let dir = temp_dir("bench-full");
-    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
-    let tern = Tern::run_in(
-        dir.clone(),
-        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
-    );
+    let (dir, tern) = tls_tern("bench-full");
     let url = format!("https://{}/test", tern.addr());
     let args = [
         url.as_str(),
@@ -169,12 +170,7 @@ fn help_names_the_load_generator_options() {
 
 #[test]
 fn with_many_connections_every_connection_after_the_first_round_resumes() {
-    let dir = temp_dir("bench-resume-many");
-    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
-    let tern = Tern::run_in(
-        dir.clone(),
-        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
-    );
+    let (dir, tern) = tls_tern("bench-resume-many");
     let url = format!("https://{}/test", tern.addr());
     let args = [
         url.as_str(),
