@@ -69,6 +69,9 @@ pub struct Global {
     pub max_tls_handshakes_per_source: Option<u32>,
     /// Task profiling (`show profiling`) on from the start; the runtime API switches it.
     pub profiling: bool,
+    /// Run the CPU-heavy step of TLS handshakes on a low-priority thread next to each worker,
+    /// so requests on established connections never wait behind a handshake.
+    pub handshake_offload: bool,
 }
 
 /// A frontend: what clients connect to (`[[frontend]]`).

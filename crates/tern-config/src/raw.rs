@@ -57,6 +57,7 @@ pub(crate) struct RawGlobal {
     pub max_tls_handshake_rate: Option<i64>,
     pub max_tls_handshakes_per_source: Option<i64>,
     pub profiling: Option<bool>,
+    pub handshake_offload: Option<bool>,
 }
 
 /// One `[[frontend]]`.

@@ -69,7 +69,14 @@ pub(crate) async fn run(
         },
         Some(adm) => admit(adm, w, frontend, &mut tcp, peer, deadline).await?,
     };
-    let handshake = TlsStream::accept(tcp, config, &admit.received);
+    let handshake = async {
+        match &w.offload {
+            Some(offload) => {
+                TlsStream::accept_offloaded(tcp, config, &admit.received, offload).await
+            }
+            None => TlsStream::accept(tcp, config, &admit.received).await,
+        }
+    };
     let stream = match timeout_at(deadline, handshake).await {
         Err(_) => {
             bump(&counters.tls_timeouts);

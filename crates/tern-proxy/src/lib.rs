@@ -26,6 +26,7 @@ mod handover;
 mod handshake;
 mod health;
 mod listener;
+mod offload;
 mod operate;
 mod persist;
 mod pool;

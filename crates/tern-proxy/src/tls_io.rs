@@ -33,6 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::cert_probe;
+use crate::offload::Offload;
 
 /// Encrypted output above this size is written out during `poll_write` rather than waiting for
 /// the flush, so a large body does not pile up in memory.
@@ -105,11 +106,7 @@ impl TlsStream {
         received: &[u8],
     ) -> io::Result<Self> {
         let mut conn = ServerConnection::new(config).map_err(invalid)?;
-        let mut rest = received;
-        while !rest.is_empty() {
-            // A ClientHello is one record, well under rustls' buffer, so this takes one pass.
-            conn.read_tls(&mut rest)?;
-        }
+        feed(&mut conn, received)?;
         let mut stream = Self {
             tcp,
             conn,
@@ -129,6 +126,63 @@ impl TlsStream {
         })
         .await?;
         Ok(stream)
+    }
+
+    /// [`TlsStream::accept`], with each batch of received records processed on the worker's
+    /// offload thread (`offload.rs`): the worker only moves bytes between socket and rustls.
+    pub(crate) async fn accept_offloaded(
+        mut tcp: TcpStream,
+        config: Arc<ServerConfig>,
+        received: &[u8],
+        offload: &Offload,
+    ) -> io::Result<Self> {
+        let mut conn = Box::new(ServerConnection::new(config).map_err(invalid)?);
+        feed(&mut conn, received)?;
+        let mut sent = 0;
+        let mut cert = None;
+        let mut pending = !received.is_empty();
+        loop {
+            if pending {
+                let (back, processed, chosen) = offload
+                    .run(move || {
+                        cert_probe::clear();
+                        let processed = conn.process_new_packets().map(|_| ());
+                        (conn, processed, cert_probe::take())
+                    })
+                    .await
+                    .map_err(|_| io::Error::other("the handshake offload thread is gone"))?;
+                conn = back;
+                cert = cert.or(chosen);
+                if let Err(e) = processed {
+                    std::future::poll_fn(|cx| {
+                        send_alert(&mut tcp, &mut conn, cx);
+                        Poll::Ready(())
+                    })
+                    .await;
+                    return Err(invalid(e));
+                }
+            }
+            let done = !conn.is_handshaking();
+            if !done || conn.protocol_version() != Some(ProtocolVersion::TLSv1_3) {
+                std::future::poll_fn(|cx| flush_tls(&mut tcp, &mut conn, cx, &mut sent)).await?;
+            }
+            if done {
+                break;
+            }
+            if std::future::poll_fn(|cx| read_tls(&mut tcp, &mut conn, cx)).await? == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            pending = true;
+        }
+        Ok(Self {
+            tcp,
+            conn: *conn,
+            eof: false,
+            close_sent: false,
+            unflushed: 0,
+            sent,
+            cert,
+        })
     }
 
     /// Key algorithm of the certificate this side sent (`None` for a resumption).
@@ -188,15 +242,7 @@ impl TlsStream {
             }
         }
         if let Err(e) = processed {
-            while self.conn.wants_write() {
-                let mut io = Adapter {
-                    tcp: &mut self.tcp,
-                    cx,
-                };
-                if self.conn.write_tls(&mut io).is_err() {
-                    break;
-                }
-            }
+            send_alert(&mut self.tcp, &mut self.conn, cx);
             return Err(invalid(e));
         }
         Ok(())
@@ -204,33 +250,14 @@ impl TlsStream {
 
     /// Reads TLS records from the socket into rustls. `Ok(0)` is TCP end of stream.
     fn poll_read_tls(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        let mut io = Adapter {
-            tcp: &mut self.tcp,
-            cx,
-        };
-        match self.conn.read_tls(&mut io) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
-            Ok(0) => {
-                self.eof = true;
-                Poll::Ready(Ok(0))
-            }
-            other => Poll::Ready(other),
-        }
+        let n = ready!(read_tls(&mut self.tcp, &mut self.conn, cx))?;
+        self.eof |= n == 0;
+        Poll::Ready(Ok(n))
     }
 
     /// Writes everything rustls has to send.
     fn poll_flush_tls(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while self.conn.wants_write() {
-            let mut io = Adapter {
-                tcp: &mut self.tcp,
-                cx,
-            };
-            match self.conn.write_tls(&mut io) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
-                Err(e) => return Poll::Ready(Err(e)),
-                Ok(n) => self.sent += n as u64,
-            }
-        }
+        ready!(flush_tls(&mut self.tcp, &mut self.conn, cx, &mut self.sent))?;
         self.unflushed = 0;
         Poll::Ready(Ok(()))
     }
@@ -253,6 +280,63 @@ impl TlsStream {
                 }
             }
             return Poll::Ready(Ok(n));
+        }
+    }
+}
+
+/// Hands bytes already read from the socket (a ClientHello admission looked at) to rustls.
+fn feed(conn: &mut ServerConnection, received: &[u8]) -> io::Result<()> {
+    let mut rest = received;
+    while !rest.is_empty() {
+        // A ClientHello is one record, well under rustls' buffer, so this takes one pass.
+        conn.read_tls(&mut rest)?;
+    }
+    Ok(())
+}
+
+/// Reads TLS records from the socket into rustls. `Ok(0)` is TCP end of stream.
+fn read_tls(
+    tcp: &mut TcpStream,
+    conn: &mut ServerConnection,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<usize>> {
+    let mut io = Adapter { tcp, cx };
+    match conn.read_tls(&mut io) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+        other => Poll::Ready(other),
+    }
+}
+
+/// Writes everything rustls has to send, adding the bytes written to `sent`.
+fn flush_tls(
+    tcp: &mut TcpStream,
+    conn: &mut ServerConnection,
+    cx: &mut Context<'_>,
+    sent: &mut u64,
+) -> Poll<io::Result<()>> {
+    while conn.wants_write() {
+        let mut io = Adapter {
+            tcp: &mut *tcp,
+            cx: &mut *cx,
+        };
+        match conn.write_tls(&mut io) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
+            Err(e) => return Poll::Ready(Err(e)),
+            Ok(n) => *sent += n as u64,
+        }
+    }
+    Poll::Ready(Ok(()))
+}
+
+/// Sends the alert rustls prepared after an error, best effort: without waiting for the socket.
+fn send_alert(tcp: &mut TcpStream, conn: &mut ServerConnection, cx: &mut Context<'_>) {
+    while conn.wants_write() {
+        let mut io = Adapter {
+            tcp: &mut *tcp,
+            cx: &mut *cx,
+        };
+        if conn.write_tls(&mut io).is_err() {
+            break;
         }
     }
 }

@@ -19,6 +19,7 @@ use tracing::warn;
 
 use crate::admission::Admission;
 use crate::balance::Balancers;
+use crate::offload::Offload;
 use crate::pool::Pools;
 use crate::profiling::{self, Kind, Profiled};
 use crate::servers::BackendState;
@@ -84,6 +85,8 @@ pub(crate) struct Worker {
     pub balancers: Rc<Balancers>,
     /// Handshake rate caps; `None` when none is configured.
     pub admission: Option<Admission>,
+    /// The handshake offload thread (`handshake_offload`); `None` when off.
+    pub offload: Option<Offload>,
     mode: Cell<Mode>,
     /// Notified at every change of `mode`.
     stop: Notify,
@@ -105,6 +108,15 @@ impl Worker {
             pools: Pools::new(&pool_shape),
             balancers: Rc::new(balancers),
             admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
+            offload: if spec.shared.snapshot.config.global.handshake_offload {
+                let offload = Offload::start(spec.index, spec.cpu);
+                Some(
+                    offload
+                        .map_err(|e| format!("cannot start the handshake offload thread: {e}"))?,
+                )
+            } else {
+                None
+            },
             mode: Cell::new(Mode::Run),
             stop: Notify::new(),
             sessions: Cell::new(0),

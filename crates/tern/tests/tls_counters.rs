@@ -64,6 +64,35 @@ async fn one_request(addr: SocketAddr, config: Arc<rustls::ClientConfig>, sni: &
 
 #[tokio::test]
 async fn handshakes_are_counted_by_version_suite_group_and_certificate() {
+    counted_by_version_suite_group_and_certificate(false).await;
+}
+
+/// The same handshakes with their crypto on the workers' offload threads: the certificate type
+/// is still noted (the resolver runs on the offload thread) and nothing else changes.
+#[tokio::test]
+async fn offloaded_handshakes_are_counted_the_same() {
+    counted_by_version_suite_group_and_certificate(true).await;
+}
+
+/// `handshake_offload = true` when `offload`.
+fn offload_line(offload: bool) -> &'static str {
+    if offload {
+        "handshake_offload = true"
+    } else {
+        ""
+    }
+}
+
+/// How many handshake offload threads process `pid` has (one per worker; the tests run one).
+fn offload_threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.starts_with("tern-offload"))
+        .count()
+}
+
+async fn counted_by_version_suite_group_and_certificate(offload: bool) {
     let dir = temp_dir("tlscount");
     let ecdsa = write_cert(&dir, "ecdsa", KeyKind::EcdsaP256);
     // A second, RSA, certificate for the name `rsa.test`, chosen by SNI.
@@ -71,10 +100,12 @@ async fn handshakes_are_counted_by_version_suite_group_and_certificate() {
     let rsa_path = dir.join("rsa.pem");
     std::fs::write(&rsa_path, format!("{}{}", rsa.cert_pem, rsa.key_pem)).unwrap();
     let toml = Config::new()
+        .global(offload_line(offload))
         .tls(&[&format!("{ecdsa:?}"), &format!("{rsa_path:?}")])
         .toml();
     let tern = Tern::run_in(dir, &toml);
     let addr = tern.addr();
+    assert_eq!(offload_threads(tern.proc.pid()), usize::from(offload));
 
     // Full TLS 1.3: X25519 + AES-128 (tern's preference), P-384 + ChaCha20, and one with RSA.
     let plain13 = client(&[&TLS13], &[], &[], false);
@@ -163,9 +194,19 @@ fn openssl_cbc_only(addr: SocketAddr) -> bool {
 
 #[test]
 fn failures_are_counted_by_reason() {
+    failures_counted_by_reason(false);
+}
+
+#[test]
+fn offloaded_failures_are_counted_by_reason() {
+    failures_counted_by_reason(true);
+}
+
+fn failures_counted_by_reason(offload: bool) {
     let dir = temp_dir("tlsfail");
     let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
     let toml = Config::new()
+        .global(offload_line(offload))
         .tls(&[&format!("{cert:?}")])
         .frontend("timeouts = { handshake = \"300ms\" }")
         .toml();

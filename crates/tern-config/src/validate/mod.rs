@@ -160,6 +160,7 @@ impl<'b> Checker<'b> {
                 )
                 .map(|n| n as u32),
             profiling: raw.profiling.unwrap_or(false),
+            handshake_offload: raw.handshake_offload.unwrap_or(false),
         }
     }
 

@@ -15,6 +15,7 @@ fn global(rate: Option<u32>, per_source: Option<u32>) -> Global {
         max_tls_handshake_rate: rate,
         max_tls_handshakes_per_source: per_source,
         profiling: false,
+        handshake_offload: false,
     }
 }
 
