@@ -386,4 +386,19 @@ pub struct Server {
     pub check: Option<Check>,
     /// TLS to the server (`tls`); `None` means plain TCP.
     pub tls: Option<ServerTls>,
+    /// Starts in maintenance, as `disable server` leaves it (`disabled`, HAProxy's `disabled`).
+    pub disabled: bool,
+    /// A PROXY protocol header at the start of every connection (`proxy_protocol`); `None`
+    /// sends none.
+    pub proxy_protocol: Option<ProxyProtocol>,
+}
+
+/// The PROXY protocol version a server receives (`proxy_protocol`, HAProxy's `send-proxy` and
+/// `send-proxy-v2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyProtocol {
+    /// The text header: `PROXY TCP4 src dst sport dport\r\n`.
+    V1,
+    /// The binary header.
+    V2,
 }

@@ -78,6 +78,8 @@ fn minimal_config_gets_documented_defaults() {
             maxconn: None,
             check: None,
             tls: None,
+            disabled: false,
+            proxy_protocol: None,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

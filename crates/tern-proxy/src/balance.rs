@@ -109,7 +109,9 @@ impl Balancers {
             clocks.push(balancer.needs_clock());
             list.push(balancer);
         }
-        let seen = (0..backends.len()).map(|_| Cell::new(0)).collect();
+        // Never a generation: the first pick reads the shared state, which may already differ
+        // from the file's weights (servers that start `disabled`, state carried by a reload).
+        let seen = (0..backends.len()).map(|_| Cell::new(u64::MAX)).collect();
         Ok(Self {
             list: RefCell::new(list),
             needs,

@@ -28,7 +28,7 @@
 use std::rc::Rc;
 
 use tern_balance::NoServer;
-use tern_config::{Backend, ObserveOn};
+use tern_config::{Backend, ObserveOn, ProxyProtocol};
 use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, Method};
 use tracing::{debug, warn};
@@ -38,6 +38,7 @@ use crate::client::ClientStream;
 use crate::conn::{count_status, Next, Session};
 use crate::persist;
 use crate::profiling::{Kind, Profiled};
+use crate::proxy_header::Origin;
 use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
 use crate::servers::BackendState;
 use crate::stats::{add, bump, BackendCounters, FrontendCounters};
@@ -121,7 +122,10 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         let sc = &w.stats.servers[b][server];
         let host = s.head.host().map(|h| h.get(s.buf.data()));
         let new_conn = std::mem::take(&mut fresh);
-        let (mut conn, reused) = match obtain(&w, b, server, new_conn, host).await {
+        let proxy = be.servers[server]
+            .proxy_protocol
+            .map(|version| (version, origin(&s.io)));
+        let (mut conn, reused) = match obtain(&w, b, server, new_conn, host, proxy).await {
             Ok(got) => got,
             Err(e) => {
                 if let Some(log) = s.log.as_deref_mut() {
@@ -340,14 +344,28 @@ async fn unavailable<S: ClientStream>(
     s.answer(Page::Unavailable, complete, head_only).await
 }
 
+/// The client connection's addresses, for the PROXY header of a server with `proxy_protocol`.
+fn origin<S: ClientStream>(io: &S) -> Origin {
+    match (io.tcp().peer_addr(), io.tcp().local_addr()) {
+        (Ok(source), Ok(destination)) => Origin::Client {
+            source,
+            destination,
+        },
+        _ => Origin::Unknown,
+    }
+}
+
 /// An idle pooled connection to `server` (true: reused), or a new one, with TLS when the
-/// server has `tls`. `host` is the request's Host value (for `sni = "host"`).
+/// server has `tls`. `host` is the request's Host value (for `sni = "host"`); `proxy` the
+/// PROXY header of a server with `proxy_protocol` (its connections carry only requests of the
+/// client connection the header names).
 async fn obtain(
     w: &Worker,
     b: usize,
     server: usize,
     fresh: bool,
     host: Option<&[u8]>,
+    proxy: Option<(ProxyProtocol, Origin)>,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = &w.shared.snapshot.config.backends[b];
     let srv = &be.servers[server];
@@ -373,11 +391,12 @@ async fn obtain(
     };
     if !fresh {
         let key = tls.as_ref().and_then(|t| t.key.as_deref());
-        if let Some(conn) = w.pools.checkout(b, server, key, address) {
+        let origin = proxy.map(|(_, origin)| origin);
+        if let Some(conn) = w.pools.checkout(b, server, key, origin, address) {
             return Ok((conn, true));
         }
     }
-    let connect = upstream::connect(address, be.timeouts.connect, tls);
+    let connect = upstream::connect(address, be.timeouts.connect, tls, proxy);
     let conn = Profiled::new(Kind::Connect, connect).await?;
     bump(&w.stats.servers[b][server].connects);
     Ok((conn, false))

@@ -12,6 +12,11 @@
 //! - **server state carries over** by backend and server name: health (a server found down
 //!   stays down until it passes `rise` checks), the operator's state, and a weight or address
 //!   set at runtime (a value from the file that did not change at runtime follows the file).
+//!   The operator's state follows the same rule against the file's `disabled`: a server still
+//!   in the state its old file set (maintenance with `disabled`, else ready) takes the new
+//!   file's, so adding or removing `disabled` and reloading takes effect, while an `enable`,
+//!   `drain` or `disable` given at runtime outlives the reload (HAProxy keeps runtime state
+//!   across reloads only with `load-server-state-from-file`; tern always does).
 //! - **TLS session caches** of binds whose TLS settings did not change carry over; ticket keys
 //!   are process-wide (tern-tls `tickets.rs`) or come from the shared key file, so sessions keep
 //!   resuming across a reload.
@@ -45,6 +50,9 @@ pub struct ServerCarry {
     pub server: String,
     pub up: bool,
     pub admin: AdminState,
+    /// Whether the carrying generation's file said `disabled = true`: `admin` was set at
+    /// runtime only if it differs from the state that implies.
+    pub disabled: bool,
     /// A weight set at runtime (`None`: the file's weight applies).
     pub weight: Option<u32>,
     /// An address set at runtime.
@@ -105,6 +113,7 @@ pub(crate) fn servers_of(config: &Config, states: &[BackendState]) -> Vec<Server
                 server: server.name.clone(),
                 up: s.is_up(),
                 admin: s.admin(),
+                disabled: server.disabled,
                 weight: (weight != server.weight).then_some(weight),
                 address: (address != server.address).then_some(address),
             });
@@ -130,13 +139,25 @@ pub(crate) fn apply_servers(config: &Config, states: &[BackendState], carry: &[S
         if checked && !c.up {
             state.set_up(id, false);
         }
-        state.set_admin(id, c.admin);
+        // The new file's state stands unless the operator changed the old one at runtime.
+        if c.admin != file_admin(c.disabled) {
+            state.set_admin(id, c.admin);
+        }
         if let Some(w) = c.weight {
             state.set_configured_weight(id, w);
         }
         if let Some(a) = c.address {
             state.set_address(id, a);
         }
+    }
+}
+
+/// The operator's state a file sets: maintenance for a `disabled` server.
+fn file_admin(disabled: bool) -> AdminState {
+    if disabled {
+        AdminState::Maint
+    } else {
+        AdminState::Ready
     }
 }
 
@@ -174,3 +195,6 @@ pub(crate) fn apply_sessions(config: &Config, tls: &mut FrontendTls, carry: &[Se
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -31,6 +31,7 @@ mod operate;
 mod persist;
 mod pool;
 pub mod profiling;
+mod proxy_header;
 mod relay;
 mod servers;
 mod session;

@@ -6,7 +6,9 @@
 //! and closed once idle longer than the backend's `idle_timeout`, or once the server closed them
 //! (see [`ServerConn::is_usable`]) — checked at checkout and by a periodic sweep, so idle
 //! connections never pile up when traffic stops. Connections to a server whose TLS name comes
-//! from each request (`sni = "host"`) are reused only for requests with the same name.
+//! from each request (`sni = "host"`) are reused only for requests with the same name, and
+//! connections to a server with `proxy_protocol` only for requests with the same client and
+//! local addresses, i.e. of the same client connection (its PROXY header named them).
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -15,6 +17,7 @@ use std::rc::Rc;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
+use crate::proxy_header::Origin;
 use crate::upstream::ServerConn;
 
 #[derive(Debug)]
@@ -47,19 +50,22 @@ impl Pools {
     /// Takes the most recently used idle connection to `server` that is still usable, goes to
     /// `address` (the server may have been moved at runtime) and was opened for `key` (the TLS
     /// name of a server with `sni = "host"`; `None` for all others, whose connections all match,
-    /// the most recent being the last one).
+    /// the most recent being the last one) and `origin` (what the PROXY header of a server with
+    /// `proxy_protocol` said; `None` for all others).
     pub(crate) fn checkout(
         &self,
         backend: usize,
         server: usize,
         key: Option<&str>,
+        origin: Option<Origin>,
         address: SocketAddr,
     ) -> Option<ServerConn> {
         let max_age = self.settings.get(backend)?.idle_timeout;
         let mut idle = self.idle.borrow_mut();
         let list = idle.get_mut(backend)?.get_mut(server)?;
+        let fits = |c: &Idle| c.conn.key.as_deref() == key && c.conn.origin == origin;
         // Bounded: each round removes one connection.
-        while let Some(at) = list.iter().rposition(|c| c.conn.key.as_deref() == key) {
+        while let Some(at) = list.iter().rposition(fits) {
             let mut c = list.remove(at);
             if c.since.elapsed() < max_age && c.conn.addr == address && c.conn.is_usable() {
                 return Some(c.conn);

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
-use tern_config::{Backend, Config};
+use tern_config::{Backend, Config, Server};
 use tokio::sync::{oneshot, Notify};
 
 use crate::stats::AdminState;
@@ -64,22 +64,33 @@ pub(crate) struct ServerState {
     errors: AtomicU32,
     /// Woken when `errors` reaches the backend's `error_limit`.
     pub passive: Notify,
+    /// Woken when the server leaves maintenance, so its health check, paused meanwhile, runs
+    /// at once.
+    pub resumed: Notify,
 }
 
 impl ServerState {
-    fn new(weight: u32, maxconn: u32) -> Self {
+    /// A server in the state the file sets: in maintenance with `disabled`, else ready.
+    fn new(server: &Server) -> Self {
+        let admin = if server.disabled {
+            AdminState::Maint
+        } else {
+            AdminState::Ready
+        };
+        let weight = server.weight;
         Self {
             up: AtomicBool::new(true),
             weight: AtomicU32::new(weight),
             configured_weight: AtomicU32::new(weight),
-            admin: AtomicU8::new(admin_code(AdminState::Ready)),
+            admin: AtomicU8::new(admin_code(admin)),
             moved: AtomicBool::new(false),
             address: Mutex::new(None),
             last_check: Mutex::new(String::new()),
             active: AtomicU32::new(0),
-            maxconn,
+            maxconn: server.maxconn.unwrap_or(0),
             errors: AtomicU32::new(0),
             passive: Notify::new(),
+            resumed: Notify::new(),
         }
     }
 
@@ -219,11 +230,7 @@ pub(crate) struct BackendState {
 
 impl BackendState {
     fn new(backend: &Backend) -> Self {
-        let servers = backend
-            .servers
-            .iter()
-            .map(|s| ServerState::new(s.weight, s.maxconn.unwrap_or(0)))
-            .collect();
+        let servers = backend.servers.iter().map(ServerState::new).collect();
         Self {
             servers,
             generation: AtomicU64::new(0),
@@ -302,8 +309,12 @@ impl BackendState {
         let Some(s) = self.servers.get(server) else {
             return false;
         };
-        if s.admin.swap(admin_code(admin), Ordering::AcqRel) == admin_code(admin) {
+        let before = admin_state(s.admin.swap(admin_code(admin), Ordering::AcqRel));
+        if before == admin {
             return true;
+        }
+        if before == AdminState::Maint {
+            s.resumed.notify_one();
         }
         self.generation.fetch_add(1, Ordering::AcqRel);
         match admin {

@@ -34,14 +34,15 @@ use std::time::Duration;
 
 use rustls::pki_types::{DnsName, ServerName};
 use rustls::ClientConfig;
-use tern_config::{ServerSni, ServerTls};
+use tern_config::{ProxyProtocol, ServerSni, ServerTls};
 use tern_h1::{Limits, ResponseHead};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::buffer::Buffer;
+use crate::proxy_header::{self, Origin};
 
 /// Working size of a server connection's read buffer: the unit in which response bodies are
 /// relayed (fewer, larger reads and writes for big bodies; small enough to keep many pooled).
@@ -107,20 +108,32 @@ pub(crate) struct ServerConn {
     pub key: Option<Box<str>>,
     /// The address connected to.
     pub addr: SocketAddr,
+    /// For a server with `proxy_protocol`: what the PROXY header that opened the connection
+    /// said; it carries only requests of that same client connection. `None` otherwise.
+    pub origin: Option<Origin>,
 }
 
-/// Connects to `addr` within `timeout`, the TLS handshake included when `tls` is given.
+/// Connects to `addr` within `timeout`, the TLS handshake included when `tls` is given. With
+/// `proxy`, a PROXY protocol header of that version for that origin is the first thing sent
+/// (before the TLS handshake).
 pub(crate) async fn connect(
     addr: SocketAddr,
     timeout: Duration,
     tls: Option<TlsTarget<'_>>,
+    proxy: Option<(ProxyProtocol, Origin)>,
 ) -> Result<ServerConn, ConnectError> {
     let open = async {
-        let tcp = TcpStream::connect(addr)
+        let mut tcp = TcpStream::connect(addr)
             .await
             .map_err(|cause| ConnectError::Io { addr, cause })?;
         // Small requests and responses must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
+        if let Some((version, origin)) = proxy {
+            // A few dozen bytes into an empty send buffer: one system call, no wait.
+            tcp.write_all(&proxy_header::header(version, origin))
+                .await
+                .map_err(|cause| ConnectError::Io { addr, cause })?;
+        }
         match tls {
             None => Ok((ServerStream::Plain(tcp), None)),
             Some(target) => {
@@ -143,6 +156,7 @@ pub(crate) async fn connect(
         buf: Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
         head: ResponseHead::new(),
         key,
+        origin: proxy.map(|(_, origin)| origin),
     })
 }
 

@@ -1,4 +1,5 @@
-//! One accepted connection: optional TLS handshake, then hyper's HTTP/1.1 server.
+//! One accepted connection: optional PROXY protocol header, optional TLS handshake, then
+//! hyper's HTTP/1.1 server.
 //!
 //! Why an I/O wrapper: `x=N` must cut the connection only after its N bytes reached the
 //! socket (see `body.rs`). [`AbortIo`] is the one place that knows a flush completed, so it
@@ -18,21 +19,46 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use crate::body::AbortFlag;
+use crate::proxy_header::{self, Proxied};
 use crate::respond;
 use crate::worker::WorkerCtx;
 use crate::Counters;
 
-/// A TLS handshake slower than this is dropped.
+/// A TLS handshake (or a PROXY header) slower than this is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves one accepted connection until it ends or the worker stops.
-pub(crate) async fn serve(stream: TcpStream, ctx: Arc<WorkerCtx>, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn serve(
+    mut stream: TcpStream,
+    ctx: Arc<WorkerCtx>,
+    mut stop: watch::Receiver<bool>,
+) {
     Counters::add(&ctx.counters.connections, 1);
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!("term: TCP_NODELAY: {e}");
     }
+    let proxied = if ctx.accept_proxy {
+        let header = tokio::time::timeout(HANDSHAKE_TIMEOUT, proxy_header::read(&mut stream));
+        let read = tokio::select! {
+            r = header => r,
+            _ = stop.changed() => return,
+        };
+        match read {
+            Ok(Ok(proxied)) => Some(proxied),
+            Ok(Err(e)) => {
+                tracing::debug!("term: no valid PROXY header: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("term: PROXY header timed out");
+                return;
+            }
+        }
+    } else {
+        None
+    };
     let Some(acceptor) = ctx.tls.clone() else {
-        return serve_http(stream, ctx, stop).await;
+        return serve_http(stream, ctx, proxied, stop).await;
     };
     let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
     let tls = tokio::select! {
@@ -47,7 +73,7 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Arc<WorkerCtx>, mut stop: watc
                 _ => &ctx.counters.tls_full,
             };
             Counters::add(counter, 1);
-            serve_http(tls, ctx, stop).await
+            serve_http(tls, ctx, proxied, stop).await
         }
         Ok(Err(e)) => {
             Counters::add(&ctx.counters.tls_failures, 1);
@@ -60,8 +86,12 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Arc<WorkerCtx>, mut stop: watc
     }
 }
 
-async fn serve_http<S>(stream: S, ctx: Arc<WorkerCtx>, mut stop: watch::Receiver<bool>)
-where
+async fn serve_http<S>(
+    stream: S,
+    ctx: Arc<WorkerCtx>,
+    proxied: Option<Proxied>,
+    mut stop: watch::Receiver<bool>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let abort = Arc::new(AbortFlag::default());
@@ -70,7 +100,7 @@ where
         abort: abort.clone(),
     });
     let svc_ctx = ctx.clone();
-    let svc = service_fn(move |req| respond::handle(req, svc_ctx.clone(), abort.clone()));
+    let svc = service_fn(move |req| respond::handle(req, svc_ctx.clone(), abort.clone(), proxied));
     let conn = ctx.http.serve_connection(io, svc);
     let mut conn = std::pin::pin!(conn);
     let result = tokio::select! {

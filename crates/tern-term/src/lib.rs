@@ -20,6 +20,9 @@
 //! | none | a small HTML page naming the server |
 //!
 //! Every response carries `x-term-server: NAME` and `content-type`; HEAD gets GET's headers.
+//! With [`TermOptions::accept_proxy`], every connection must open with a PROXY protocol header
+//! (v1 or v2), and every response on it says what the header said: `x-proxy-version` (`1` or
+//! `2`), `x-proxy-src` and `x-proxy-dst` (`IP:PORT`, or `unknown`, or `local` for v2 LOCAL).
 //!
 //! Architecture: `threads` OS threads, each with its own tokio current-thread runtime and its
 //! own SO_REUSEPORT listening socket per address, so the kernel spreads connections and the
@@ -31,6 +34,7 @@
 mod body;
 mod conn;
 mod listener;
+mod proxy_header;
 mod query;
 mod respond;
 mod worker;
@@ -63,6 +67,9 @@ pub struct TermOptions {
     pub name: Option<String>,
     /// Pin worker thread `i` to CPU `cpus[i % cpus.len()]`.
     pub cpus: Option<Vec<usize>>,
+    /// Every connection opens with a PROXY protocol header (v1 or v2, HAProxy's
+    /// `accept-proxy`), echoed in `x-proxy-*` response headers; one without is closed.
+    pub accept_proxy: bool,
 }
 
 impl TermOptions {
@@ -74,6 +81,7 @@ impl TermOptions {
             threads: 1,
             name: None,
             cpus: None,
+            accept_proxy: false,
         }
     }
 }
@@ -263,6 +271,7 @@ pub fn start(opts: TermOptions) -> Result<TermHandle, TermError> {
             index,
             listeners,
             tls: opts.tls.clone(),
+            accept_proxy: opts.accept_proxy,
             name: name.clone(),
             cpu: cpus.as_ref().and_then(|c| c.get(index % c.len()).copied()),
             counters: counters.clone(),

@@ -17,6 +17,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
 use crate::body::{AbortFlag, TermBody};
+use crate::proxy_header::Proxied;
 use crate::query::{self, Plan, QueryError, DEFAULT_ABORT_SIZE};
 use crate::worker::WorkerCtx;
 use crate::Counters;
@@ -49,6 +50,7 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
     ctx: Arc<WorkerCtx>,
     abort: Arc<AbortFlag>,
+    proxied: Option<Proxied>,
 ) -> Result<Response<TermBody>, Infallible> {
     Counters::add(&ctx.counters.requests, 1);
     let plan = query::parse(req.uri().query());
@@ -74,13 +76,26 @@ pub(crate) async fn handle(
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
     }
-    Ok(build(
-        &plan,
-        content,
-        parts.method == Method::HEAD,
-        &ctx,
-        abort,
-    ))
+    let mut resp = build(&plan, content, parts.method == Method::HEAD, &ctx, abort);
+    if let Some(p) = proxied {
+        echo_proxy(&mut resp, &p);
+    }
+    Ok(resp)
+}
+
+/// Says in response headers what the connection's PROXY header said (`accept_proxy`).
+fn echo_proxy(resp: &mut Response<TermBody>, p: &Proxied) {
+    let headers = resp.headers_mut();
+    headers.insert("x-proxy-version", HeaderValue::from(u16::from(p.version)));
+    for (name, value) in [
+        ("x-proxy-src", p.source()),
+        ("x-proxy-dst", p.destination()),
+    ] {
+        // Addresses and the words `unknown`/`local` are always valid header values.
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
 }
 
 /// Reads and discards the request body; a broken body only means a broken connection.

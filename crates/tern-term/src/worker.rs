@@ -34,6 +34,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 pub(crate) struct WorkerCtx {
     pub(crate) http: http1::Builder,
     pub(crate) tls: Option<TlsAcceptor>,
+    /// Connections open with a PROXY protocol header.
+    pub(crate) accept_proxy: bool,
     /// `x-term-server` value.
     pub(crate) name: HeaderValue,
     /// The default HTML page.
@@ -47,6 +49,7 @@ pub(crate) struct Setup {
     pub(crate) index: usize,
     pub(crate) listeners: Vec<StdListener>,
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) accept_proxy: bool,
     pub(crate) name: String,
     pub(crate) cpu: Option<core_affinity::CoreId>,
     pub(crate) counters: Arc<Counters>,
@@ -75,6 +78,7 @@ pub(crate) fn spawn(setup: Setup) -> Result<(JoinHandle<()>, watch::Sender<bool>
     let ctx = Arc::new(WorkerCtx {
         http: http_builder(),
         tls: setup.tls.map(TlsAcceptor::from),
+        accept_proxy: setup.accept_proxy,
         name: HeaderValue::from_maybe_shared(Bytes::copy_from_slice(setup.name.as_bytes()))
             .map_err(|_| TermError::InvalidName(setup.name.clone()))?,
         page: respond::page(&setup.name),

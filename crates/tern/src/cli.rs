@@ -120,4 +120,8 @@ pub struct TermArgs {
     /// Pin thread i to CPU i of this comma-separated list.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub cpus: Option<Vec<usize>>,
+    /// Expect a PROXY protocol header (v1 or v2) at the start of every connection and echo it
+    /// in x-proxy-version, x-proxy-src and x-proxy-dst response headers.
+    #[arg(long)]
+    pub accept_proxy: bool,
 }

@@ -1,8 +1,8 @@
 //! `add server` and `del server`: the running configuration with one server more or less,
 //! checked as the file's servers are.
 //!
-//! An added server takes the backend's settings from its first server: its TLS settings, and
-//! with `check`, its health check (aimed at the new server's address). Servers of one backend
+//! An added server takes the backend's settings from its first server: its TLS settings and
+//! `proxy_protocol`, and with `check`, its health check (aimed at the new server's address). Servers of one backend
 //! are nearly always alike; a server that must differ belongs in the file. Its cookie value
 //! (with cookie persistence) is its name. Servers added at runtime live until the next reload,
 //! which runs the file (as in HAProxy).
@@ -59,6 +59,8 @@ pub fn with_added(
         maxconn: spec.maxconn,
         check,
         tls: model.and_then(|m| m.tls.clone()),
+        disabled: false,
+        proxy_protocol: model.and_then(|m| m.proxy_protocol),
     });
     if let Some(cookie) = be.cookie.as_mut() {
         if cookie.values.contains(&spec.name) {

@@ -25,6 +25,7 @@ pub fn main(args: &TermArgs) -> anyhow::Result<()> {
         threads: usize::from(args.threads),
         name: args.name.clone(),
         cpus: args.cpus.clone(),
+        accept_proxy: args.accept_proxy,
     })
     .context("start-up refused")?;
     {

@@ -55,6 +55,9 @@ struct WireServer {
     server: String,
     up: bool,
     admin: String,
+    /// The file's `disabled` (absent from older versions: false).
+    #[serde(default)]
+    disabled: bool,
     weight: Option<u32>,
     address: Option<SocketAddr>,
 }
@@ -212,6 +215,7 @@ impl Incoming {
                 server: s.server,
                 up: s.up,
                 admin: admin_from(&s.admin),
+                disabled: s.disabled,
                 weight: s.weight,
                 address: s.address,
             })
@@ -353,6 +357,7 @@ pub fn hand_over(
             server: s.server.clone(),
             up: s.up,
             admin: admin_name(s.admin),
+            disabled: s.disabled,
             weight: s.weight,
             address: s.address,
         })

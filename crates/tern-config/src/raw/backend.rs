@@ -132,6 +132,10 @@ pub(crate) struct RawServer {
     pub maxconn: Option<i64>,
     pub check: Option<RawServerCheck>,
     pub tls: Option<RawServerTls>,
+    /// Starts in maintenance (HAProxy `disabled`).
+    pub disabled: Option<bool>,
+    /// `"v1"` or `"v2"`: a PROXY protocol header opens every connection (HAProxy `send-proxy`).
+    pub proxy_protocol: Option<String>,
 }
 
 /// `tls` of a server or backend: `true`/`false`, or a table of settings.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Backend, BackendTimeouts, PoolSettings, Server};
+use crate::model::{Backend, BackendTimeouts, PoolSettings, ProxyProtocol, Server};
 use crate::raw::{RawBackend, RawServer};
 
 impl Checker<'_> {
@@ -128,6 +128,23 @@ impl Checker<'_> {
             check: None,
             // Set by `server_tls`, which needs the backend's default.
             tls: None,
+            disabled: raw.disabled.unwrap_or(false),
+            proxy_protocol: self.proxy_protocol(raw.proxy_protocol.as_deref(), path),
+        }
+    }
+
+    /// `proxy_protocol`: `"v1"` or `"v2"` (HAProxy's `send-proxy`, `send-proxy-v2`).
+    fn proxy_protocol(&mut self, raw: Option<&str>, path: &KeyPath) -> Option<ProxyProtocol> {
+        let text = raw?;
+        match text.to_ascii_lowercase().as_str() {
+            "v1" => Some(ProxyProtocol::V1),
+            "v2" => Some(ProxyProtocol::V2),
+            _ => {
+                let message =
+                    format!("unknown PROXY protocol version `{text}`: expected \"v1\" or \"v2\"");
+                self.issue(&path.key("proxy_protocol"), message);
+                None
+            }
         }
     }
 }

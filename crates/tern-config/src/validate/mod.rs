@@ -30,6 +30,8 @@ mod tests_client_auth;
 #[cfg(test)]
 mod tests_frontend;
 #[cfg(test)]
+mod tests_server_keys;
+#[cfg(test)]
 mod tests_tls;
 
 use std::collections::HashMap;

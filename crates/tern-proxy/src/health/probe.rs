@@ -11,6 +11,11 @@
 //! responses and of body bytes read is capped, and every error becomes an outcome, not a panic.
 //! The response is parsed with tern's own codec (`tern-h1`), so a check judges a server's
 //! answer exactly as the proxy path would.
+//!
+//! A server that expects a PROXY protocol header on its traffic port expects one on checks of
+//! that port too (HAProxy sends it on checks of a `send-proxy` server that have no `port` or
+//! `addr` of their own): the caller says when, and the probe sends a header saying the
+//! connection is the proxy's own (v2 LOCAL, v1 UNKNOWN) right after the connect.
 
 mod http;
 
@@ -22,12 +27,14 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
-use tern_config::{Check, CheckKind};
+use tern_config::{Check, CheckKind, ProxyProtocol};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
+
+use crate::proxy_header::{self, Origin};
 
 /// What a check found, by layer, as HAProxy names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,11 +142,16 @@ impl Verdict {
 }
 
 /// Runs one check of `check.address` as `check.kind` says, within `check.timeout`. `tls` is the
-/// client configuration of TLS checks (the caller's choice whether it verifies certificates).
-pub(crate) async fn probe(check: &Check, tls: &Arc<ClientConfig>) -> Outcome {
+/// client configuration of TLS checks (the caller's choice whether it verifies certificates);
+/// `proxy`, the PROXY protocol version to open the connection with, if any.
+pub(crate) async fn probe(
+    check: &Check,
+    tls: &Arc<ClientConfig>,
+    proxy: Option<ProxyProtocol>,
+) -> Outcome {
     let start = Instant::now();
     let deadline = start + check.timeout;
-    let verdict = match run(check, tls, deadline).await {
+    let verdict = match run(check, tls, proxy, deadline).await {
         Ok(v) | Err(v) => v,
     };
     let took = start.elapsed();
@@ -159,6 +171,7 @@ pub(crate) async fn probe(check: &Check, tls: &Arc<ClientConfig>) -> Outcome {
 async fn run(
     check: &Check,
     tls: &Arc<ClientConfig>,
+    proxy: Option<ProxyProtocol>,
     deadline: Instant,
 ) -> Result<Verdict, Verdict> {
     let limit = check.timeout;
@@ -167,6 +180,17 @@ async fn run(
         Ok(Err(e)) => return Err(Verdict::new(CheckCode::L4Con, io_text(&e))),
         Ok(Ok(tcp)) => tcp,
     };
+    if let Some(version) = proxy {
+        let header = proxy_header::header(version, Origin::Local);
+        match timeout_at(deadline, tcp.write_all(&header)).await {
+            Err(_) => return Err(timed_out(CheckCode::L4Tout, "PROXY header", limit)),
+            Ok(Err(e)) => {
+                let text = format!("sending the PROXY header: {}", io_text(&e));
+                return Err(Verdict::new(CheckCode::SockErr, text));
+            }
+            Ok(Ok(())) => {}
+        }
+    }
     match &check.kind {
         CheckKind::Tcp => Ok(Verdict::new(CheckCode::L4Ok, "connected")),
         CheckKind::Http(req) => http::exchange(&mut tcp, req, check.address, deadline, limit).await,

@@ -11,6 +11,8 @@
 //! - acts on the passive check: the data path counts consecutive errors in the server's shared
 //!   state and wakes the task when `error_limit` is reached, and the task applies `on_error`;
 //! - ramps the weight of a server coming back up over `slowstart`;
+//! - pauses while the server is in maintenance (`disabled`, `disable server`), as HAProxy
+//!   does, and checks at once when it leaves it;
 //! - publishes health and weight changes into the shared [`BackendState`], which workers pick
 //!   up on their next request, and logs and counts every transition with its reason.
 
@@ -18,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tern_balance::{slow_start_step, slow_start_weight, spread, Health, HealthSettings, InitState};
-use tern_config::{Check, Config, OnError as ConfigOnError};
+use tern_config::{Check, Config, OnError as ConfigOnError, ProxyProtocol};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -26,7 +28,7 @@ use tracing::{info, warn};
 use super::probe::probe;
 use crate::profiling::{Kind, Profiled};
 use crate::servers::{BackendState, ServerState};
-use crate::stats::{bump, ServerCounters, WorkerStats};
+use crate::stats::{bump, AdminState, ServerCounters, WorkerStats};
 
 /// Starts the checker thread if any server is checked; it runs until `shutdown` turns true.
 /// `servers_tls` holds the TLS configuration of servers with `tls`: their TLS checks use it, so
@@ -82,6 +84,9 @@ struct Job {
     tls: Option<Arc<rustls::ClientConfig>>,
     /// The server's configured address (its check follows a runtime address change).
     server_address: std::net::SocketAddr,
+    /// The server's `proxy_protocol`, when its checks go to its traffic address (HAProxy sends
+    /// `send-proxy` on checks unless they have a `port` or `addr` of their own).
+    proxy: Option<ProxyProtocol>,
 }
 
 impl Job {
@@ -122,6 +127,9 @@ fn jobs(
             let Some(check) = server.check.clone() else {
                 continue;
             };
+            let proxy = server
+                .proxy_protocol
+                .filter(|_| check.address == server.address);
             jobs.push(Job {
                 states: Arc::clone(states),
                 stats: Arc::clone(stats),
@@ -134,6 +142,7 @@ fn jobs(
                 slowstart: be.slowstart,
                 tls: servers_tls.get(b).and_then(|s| s.get(i)).cloned().flatten(),
                 server_address: server.address,
+                proxy,
             });
         }
     }
@@ -195,6 +204,11 @@ async fn run(
                 }
                 continue;
             }
+            () = server.resumed.notified() => {
+                // Out of maintenance: check now rather than at the end of the interval.
+                next_check = Instant::now();
+                continue;
+            }
             () = server.passive.notified() => {
                 bump(&job.counters().passive_trips);
                 if let Some(action) = job.on_error {
@@ -219,8 +233,13 @@ async fn run(
         if Instant::now() < next_check {
             continue;
         }
+        if server.admin() == AdminState::Maint {
+            // Paused: `resumed` wakes the task when the server leaves maintenance.
+            next_check = Instant::now() + health.next_delay();
+            continue;
+        }
         let check = job.check_now(server);
-        let outcome = probe(&check, &tls).await;
+        let outcome = probe(&check, &tls, job.proxy).await;
         bump(if outcome.passed {
             &job.counters().checks_passed
         } else {

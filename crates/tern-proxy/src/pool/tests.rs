@@ -17,7 +17,7 @@ const SETTINGS: PoolSettings = PoolSettings {
 /// A server connection from tern's side, and the server's side of it.
 async fn pair(listener: &TcpListener) -> (ServerConn, std::net::TcpStream) {
     let addr = listener.local_addr().unwrap();
-    let conn = upstream::connect(addr, Duration::from_secs(5), None)
+    let conn = upstream::connect(addr, Duration::from_secs(5), None, None)
         .await
         .unwrap();
     let (server, _) = listener.accept().await.unwrap();
@@ -44,7 +44,7 @@ async fn most_recent_first_and_capped_per_server() {
     assert_eq!(
         local_port(
             &pools
-                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .checkout(0, 0, None, None, listener.local_addr().unwrap())
                 .unwrap()
         ),
         ports[1]
@@ -52,13 +52,13 @@ async fn most_recent_first_and_capped_per_server() {
     assert_eq!(
         local_port(
             &pools
-                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .checkout(0, 0, None, None, listener.local_addr().unwrap())
                 .unwrap()
         ),
         ports[0]
     );
     assert!(pools
-        .checkout(0, 0, None, listener.local_addr().unwrap())
+        .checkout(0, 0, None, None, listener.local_addr().unwrap())
         .is_none());
 }
 
@@ -79,7 +79,7 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     pools.checkin(0, 0, stray);
     assert!(
         pools
-            .checkout(0, 0, None, listener.local_addr().unwrap())
+            .checkout(0, 0, None, None, listener.local_addr().unwrap())
             .is_none(),
         "stray bytes or a close: discarded"
     );
@@ -91,7 +91,7 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     assert_eq!(
         local_port(
             &pools
-                .checkout(0, 0, None, listener.local_addr().unwrap())
+                .checkout(0, 0, None, None, listener.local_addr().unwrap())
                 .unwrap()
         ),
         port
@@ -113,7 +113,7 @@ async fn idle_connections_expire_at_checkout_and_in_the_sweep() {
     pools.checkin(0, 1, b);
     assert!(
         pools
-            .checkout(0, 0, None, listener.local_addr().unwrap())
+            .checkout(0, 0, None, None, listener.local_addr().unwrap())
             .is_none(),
         "expired at checkout"
     );
@@ -127,10 +127,56 @@ async fn unknown_backends_and_servers_are_ignored() {
     let (conn, _server) = pair(&listener).await;
     pools.checkin(3, 0, conn);
     assert!(pools
-        .checkout(3, 0, None, listener.local_addr().unwrap())
+        .checkout(3, 0, None, None, listener.local_addr().unwrap())
         .is_none());
     assert!(pools
-        .checkout(0, 7, None, listener.local_addr().unwrap())
+        .checkout(0, 7, None, None, listener.local_addr().unwrap())
         .is_none());
     assert_eq!(pools.sweep(), 0);
+}
+
+#[tokio::test]
+async fn proxy_protocol_connections_serve_only_their_own_client_connection() {
+    use std::io::Read;
+
+    use tern_config::ProxyProtocol;
+
+    use crate::proxy_header::Origin;
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let pools = Pools::new(&[(1, SETTINGS)]);
+    let alice = Origin::Client {
+        source: "192.0.2.1:40000".parse().unwrap(),
+        destination: "127.0.0.1:443".parse().unwrap(),
+    };
+    let alice_again = Origin::Client {
+        source: "192.0.2.1:40001".parse().unwrap(),
+        destination: "127.0.0.1:443".parse().unwrap(),
+    };
+    let conn = upstream::connect(
+        addr,
+        Duration::from_secs(5),
+        None,
+        Some((ProxyProtocol::V1, alice)),
+    )
+    .await
+    .unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    let mut server = server.into_std().unwrap();
+    server.set_nonblocking(false).unwrap();
+    let line = b"PROXY TCP4 192.0.2.1 127.0.0.1 40000 443\r\n";
+    let mut got = vec![0u8; line.len()];
+    server.read_exact(&mut got).unwrap();
+    assert_eq!(got, line, "the header is the first thing sent");
+
+    pools.checkin(0, 0, conn);
+    for other in [None, Some(alice_again), Some(Origin::Unknown)] {
+        assert!(
+            pools.checkout(0, 0, None, other, addr).is_none(),
+            "{other:?} must not take alice's connection"
+        );
+    }
+    // The failed lookups above left it in place.
+    assert!(pools.checkout(0, 0, None, Some(alice), addr).is_some());
 }

@@ -149,3 +149,24 @@ fn waiters_pinned_to_a_server_that_goes_down_are_sent_back_to_balancing() {
     assert_eq!(pinned.try_recv().unwrap(), Grant::Rebalance);
     assert!(any.try_recv().is_err(), "the others keep waiting");
 }
+
+#[tokio::test]
+async fn disabled_servers_start_in_maintenance_and_wake_their_check_when_enabled() {
+    let text = "[[frontend]]\nname = \"f\"\nbind = [\"127.0.0.1:0\"]\ndefault_backend = \"b\"\n\
+                [[backend]]\nname = \"b\"\nservers = [ { name = \"s\", address = \"127.0.0.1:1\", \
+                disabled = true }, { name = \"t\", address = \"127.0.0.1:2\" } ]\n";
+    let config = tern_config::parse(text, Path::new("test.toml")).unwrap();
+    let b = BackendState::new(&config.backends[0]);
+    let (s, t) = (b.server(0).unwrap(), b.server(1).unwrap());
+    assert_eq!(s.admin(), AdminState::Maint);
+    assert!(!s.usable());
+    assert_eq!(t.admin(), AdminState::Ready);
+    assert!(t.usable());
+    assert!(b.set_admin(0, AdminState::Drain));
+    // Leaving maintenance left a wake-up for the checker.
+    tokio::time::timeout(std::time::Duration::from_secs(1), s.resumed.notified())
+        .await
+        .expect("the check is woken");
+    assert!(b.set_admin(0, AdminState::Ready));
+    assert!(s.usable());
+}

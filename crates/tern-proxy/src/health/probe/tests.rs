@@ -12,7 +12,7 @@ use support::*;
 #[tokio::test]
 async fn tcp_connect_passes() {
     let (addr, _server) = server(Reply::Never).await;
-    let outcome = probe(&check(CheckKind::Tcp, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(CheckKind::Tcp, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L4Ok, "L4OK: connected in ");
     assert!(outcome.detail.ends_with(" ms"));
     assert!(outcome.took < WAIT);
@@ -23,7 +23,7 @@ async fn tcp_refused_is_l4con() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let outcome = probe(&check(CheckKind::Tcp, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(CheckKind::Tcp, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L4Con, "L4CON: Connection refused");
     assert_eq!(outcome.detail, "L4CON: Connection refused");
 }
@@ -34,7 +34,7 @@ async fn http_ok_sends_the_documented_request() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
     ))
     .await;
-    let outcome = probe(&check(CheckKind::Http(get()), addr, WAIT), &tls()).await;
+    let outcome = probe(&check(CheckKind::Http(get()), addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L7Ok, "L7OK: status 200 in ");
     let expected = format!(
         "GET /health HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: tern-check\r\nConnection: close\r\n\r\n"
@@ -54,7 +54,7 @@ async fn http_head_with_host_ignores_the_declared_length() {
         host: Some("app.example".to_owned()),
         ..expecting_body("")
     };
-    let outcome = probe(&check(CheckKind::Http(http), addr, WAIT), &tls()).await;
+    let outcome = probe(&check(CheckKind::Http(http), addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L7Ok, "L7OK: status 204");
     let head = server.await.unwrap();
     assert!(
@@ -245,7 +245,7 @@ async fn tls_handshake_passes_and_sends_sni() {
         sni: Some("localhost".to_owned()),
         http: None,
     };
-    let outcome = probe(&check(kind, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L6Ok, "L6OK: TLSv1.3 ");
     let (sni, _) = server.await.unwrap();
     assert_eq!(sni.as_deref(), Some("localhost"));
@@ -258,7 +258,7 @@ async fn tls_without_sni_sends_none() {
         sni: None,
         http: None,
     };
-    let outcome = probe(&check(kind, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L6Ok, "L6OK: ");
     assert_eq!(server.await.unwrap().0, None);
 }
@@ -273,7 +273,7 @@ async fn tls_then_http() {
         sni: Some("localhost".to_owned()),
         http: Some(expecting_body("healthy")),
     };
-    let outcome = probe(&check(kind, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L7Ok, "L7OK: status 200, body contains");
     let (_, head) = server.await.unwrap();
     assert!(head.starts_with("GET /health HTTP/1.1\r\n"), "{head}");
@@ -287,7 +287,7 @@ async fn tls_then_bad_status() {
         sni: None,
         http: Some(get()),
     };
-    let outcome = probe(&check(kind, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L7Sts, "L7STS: status 503");
 }
 
@@ -299,7 +299,7 @@ async fn tls_against_plain_text_is_l6rsp() {
         sni: None,
         http: None,
     };
-    let outcome = probe(&check(kind, addr, WAIT), &tls()).await;
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), None).await;
     assert_outcome(&outcome, CheckCode::L6Rsp, "L6RSP: TLS handshake failed");
 }
 
@@ -310,7 +310,7 @@ async fn silent_tls_server_is_l6tout() {
         sni: None,
         http: Some(get()),
     };
-    let outcome = probe(&check(kind, addr, SHORT), &tls()).await;
+    let outcome = probe(&check(kind, addr, SHORT), &tls(), None).await;
     assert_outcome(
         &outcome,
         CheckCode::L6Tout,
@@ -352,4 +352,43 @@ fn codes_read_as_haproxy_writes_them() {
         assert_eq!(code.to_string(), text);
         assert_eq!(code.passed(), passed);
     }
+}
+
+#[tokio::test]
+async fn checks_of_proxy_protocol_servers_open_with_a_header_of_their_own() {
+    // v1: `PROXY UNKNOWN`, then the request.
+    let (addr, server) = server(Reply::AfterRequest(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    ))
+    .await;
+    let kind = CheckKind::Http(get());
+    let outcome = probe(&check(kind, addr, WAIT), &tls(), Some(ProxyProtocol::V1)).await;
+    assert_outcome(&outcome, CheckCode::L7Ok, "L7OK: status 200 in ");
+    let head = server.await.unwrap();
+    assert!(
+        head.starts_with("PROXY UNKNOWN\r\nGET /health HTTP/1.1\r\n"),
+        "{head:?}"
+    );
+
+    // v2: the LOCAL command, no addresses.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let read = tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut header = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut tcp, &mut header)
+            .await
+            .unwrap();
+        header
+    });
+    let outcome = probe(
+        &check(CheckKind::Tcp, addr, WAIT),
+        &tls(),
+        Some(ProxyProtocol::V2),
+    )
+    .await;
+    assert_outcome(&outcome, CheckCode::L4Ok, "L4OK");
+    let header = read.await.unwrap();
+    assert_eq!(&header[..12], b"\r\n\r\n\0\r\nQUIT\n");
+    assert_eq!(&header[12..], &[0x20, 0x00, 0x00, 0x00]);
 }

@@ -136,7 +136,7 @@ pub(super) fn tls() -> Arc<ClientConfig> {
 /// Runs an HTTP check of `http` against a plain server playing `reply`.
 pub(super) async fn http_probe(http: HttpCheck, reply: Reply, timeout: Duration) -> Outcome {
     let (addr, _server) = server(reply).await;
-    probe(&check(CheckKind::Http(http), addr, timeout), &tls()).await
+    probe(&check(CheckKind::Http(http), addr, timeout), &tls(), None).await
 }
 
 /// Asserts the outcome's code and that its detail starts with `detail`.

@@ -1,0 +1,61 @@
+//! A server's `disabled` and `proxy_protocol` keys.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::test_support::*;
+use crate::ProxyProtocol;
+
+/// `MINIMAL` with `keys` added to its server's table (line 8).
+fn with_server_keys(keys: &str) -> String {
+    MINIMAL.replace(
+        "address = \"127.0.0.1:8080\" }",
+        &format!("address = \"127.0.0.1:8080\", {keys} }}"),
+    )
+}
+
+#[test]
+fn servers_are_enabled_and_send_no_proxy_header_by_default() {
+    let server = &parse_ok(MINIMAL).backends[0].servers[0];
+    assert!(!server.disabled);
+    assert_eq!(server.proxy_protocol, None);
+}
+
+#[test]
+fn disabled_and_proxy_protocol_are_read() {
+    let config = parse_ok(&with_server_keys(
+        "disabled = true, proxy_protocol = \"v1\"",
+    ));
+    let server = &config.backends[0].servers[0];
+    assert!(server.disabled);
+    assert_eq!(server.proxy_protocol, Some(ProxyProtocol::V1));
+    let config = parse_ok(&with_server_keys(
+        "disabled = false, proxy_protocol = \"V2\"",
+    ));
+    let server = &config.backends[0].servers[0];
+    assert!(!server.disabled);
+    assert_eq!(server.proxy_protocol, Some(ProxyProtocol::V2));
+}
+
+#[test]
+fn only_versions_1_and_2_exist() {
+    for bad in ["\"v3\"", "\"1\"", "\"\""] {
+        assert_error(
+            &with_server_keys(&format!("proxy_protocol = {bad}")),
+            8,
+            "backend[0].servers[0].proxy_protocol",
+            "expected \"v1\" or \"v2\"",
+        );
+    }
+    assert_error(
+        &with_server_keys("proxy_protocol = 2"),
+        8,
+        "backend[0].servers[0].proxy_protocol",
+        "",
+    );
+    assert_error(
+        &with_server_keys("disabled = \"yes\""),
+        8,
+        "backend[0].servers[0].disabled",
+        "",
+    );
+}
