@@ -170,6 +170,7 @@ fn labels_are_bounded() {
         "state",
         "le",
         "direction",
+        "action",
     ]
     .into();
     let view = view::view();

@@ -2,9 +2,10 @@
 //!
 //! Everything downstream of the parser (TLS loading, the data path, `tern check`) works on these
 //! types only. They are produced by [`crate::parse`] from the raw TOML structs after validation, so
-//! code holding a [`Config`] may rely on its invariants: names are unique, every frontend's
-//! `default_backend` exists, every backend has at least one server, durations are non-zero where
-//! a zero would mean "hang forever", and addresses are resolved.
+//! code holding a [`Config`] may rely on its invariants: names are unique, every backend a
+//! frontend names (`default_backend`, `use_backend`) exists, every backend has at least one
+//! server, durations are non-zero where a zero would mean "hang forever", and addresses are
+//! resolved.
 //!
 //! Defaults are chosen to match what a HAProxy operator expects (see docs/configuration.md).
 
@@ -13,13 +14,19 @@ use std::time::Duration;
 
 mod access_log;
 mod client_auth;
+mod condition;
 mod control;
+mod http_rules;
 mod tls;
 mod tls_names;
 
 pub use access_log::{AccessLogSettings, LogFormat, LogTarget, SyslogFraming, SyslogSettings};
 pub use client_auth::{ClientAuth, ClientVerify};
+pub use condition::{
+    Acl, AclTest, Condition, Facts, Fetch, IntRange, IpNet, Matcher, Regex, Term, TextMatch,
+};
 pub use control::{ControlSettings, ControlToken};
+pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
 pub use tls::*;
 
 mod backend_tls;
@@ -81,8 +88,17 @@ pub struct Frontend {
     pub binds: Vec<Bind>,
     /// Requests whose path equals this answer 200 from tern itself, touching no backend.
     pub monitor_uri: Option<String>,
-    /// Name of the backend that receives every request (validated to exist).
-    pub default_backend: String,
+    /// Name of the backend that receives every request no `use_backend` rule takes
+    /// (validated to exist). `None` only when `use_backend` has rules: a request none takes is
+    /// answered 503, as HAProxy does.
+    pub default_backend: Option<String>,
+    /// Content switching: the first rule whose condition holds chooses the backend
+    /// (`use_backend`, HAProxy's `use_backend NAME if COND`).
+    pub use_backend: Vec<Route>,
+    /// Rules on requests, run before the backend is chosen (`http_request`).
+    pub http_request: Vec<HttpRule>,
+    /// Rules on responses from servers, run after the backend's (`http_response`).
+    pub http_response: Vec<HttpRule>,
     pub timeouts: FrontendTimeouts,
     /// Per-frontend connection limit; `None` means only the global limit applies.
     pub maxconn: Option<usize>,
@@ -95,6 +111,14 @@ pub struct Frontend {
     /// (`client_cert_headers`).
     pub client_cert_headers: bool,
     pub limits: RequestLimits,
+}
+
+/// One `use_backend` rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    /// The backend chosen when the condition holds (validated to exist).
+    pub backend: String,
+    pub condition: Condition,
 }
 
 /// One listening address of a frontend.
@@ -155,6 +179,10 @@ pub struct Backend {
     /// Time over which a server coming back up ramps from a small weight to its own
     /// (`slowstart`); `None` when off.
     pub slowstart: Option<Duration>,
+    /// Rules on requests routed here, run after the frontend's (`http_request`).
+    pub http_request: Vec<HttpRule>,
+    /// Rules on responses of its servers, run before the frontend's (`http_response`).
+    pub http_response: Vec<HttpRule>,
 }
 
 /// The backend queue (`queue = { max, timeout }`).

@@ -22,12 +22,16 @@ use serde::Deserialize;
 mod access_log;
 mod backend;
 mod client_auth;
+mod condition;
 mod control;
+mod http_rules;
 
 pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
+pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
+pub(crate) use http_rules::RawHttpRule;
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -73,6 +77,10 @@ pub(crate) struct RawFrontend {
     pub x_forwarded_for: Option<bool>,
     pub x_forwarded_proto: Option<bool>,
     pub client_cert_headers: Option<bool>,
+    pub acl: Option<RawAcls>,
+    pub use_backend: Option<Vec<RawRoute>>,
+    pub http_request: Option<Vec<RawHttpRule>>,
+    pub http_response: Option<Vec<RawHttpRule>>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,
     #[serde(default)]

@@ -31,7 +31,7 @@ fn minimal_config_gets_documented_defaults() {
         }]
     );
     assert_eq!(fe.monitor_uri, None);
-    assert_eq!(fe.default_backend, "app");
+    assert_eq!(fe.default_backend.as_deref(), Some("app"));
     assert_eq!(fe.maxconn, None);
     assert!(fe.x_forwarded_for && fe.x_forwarded_proto);
     assert_eq!(

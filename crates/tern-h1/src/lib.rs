@@ -35,6 +35,7 @@
 pub mod body;
 mod chunked;
 mod cookie;
+mod edits;
 pub mod error;
 mod fields;
 pub mod limits;
@@ -47,6 +48,7 @@ mod target;
 
 pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
 pub use cookie::find_cookie;
+pub use edits::{FieldValue, HeaderEdits};
 pub use error::H1Error;
 pub use fields::{Field, FieldKind};
 pub use limits::Limits;

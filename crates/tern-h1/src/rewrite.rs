@@ -24,6 +24,7 @@
 use std::net::IpAddr;
 
 use crate::cookie;
+use crate::edits::HeaderEdits;
 use crate::fields::{Field, FieldKind};
 use crate::request::{Framing, RequestHead, RequestInfo, TargetForm};
 use crate::response::{ResponseBody, ResponseHead};
@@ -121,7 +122,7 @@ pub struct ResponsePlan {
 }
 
 /// Changes to one message on top of the standard rewrite, for features that act per request
-/// (cookie persistence).
+/// (cookie persistence, header rules).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Edits<'a> {
     /// Requests: remove the cookie of this name from every `Cookie` field.
@@ -129,6 +130,10 @@ pub struct Edits<'a> {
     /// Field lines (`name: value\r\n` each) appended to the head. Responses: only to a final
     /// (non-1xx) head.
     pub extra: &'a [u8],
+    /// Header rules' edits: the fields they delete are not copied, the lines they add follow
+    /// `extra`. Requests: a deleted `Host` also drops the Host tern would write (the rules
+    /// add their own). Responses: only on a final head.
+    pub headers: Option<&'a HeaderEdits>,
 }
 
 /// Appends the head to send to the server for `head` (parsed from `buf`).
@@ -146,7 +151,9 @@ pub fn write_request_edited(
 ) {
     out.reserve(head.len() + 96);
     let authority = request_line(head, buf, out);
-    if head.host().is_none() {
+    let rules = edits.headers.filter(|h| !h.is_empty());
+    let host_replaced = rules.is_some_and(|h| h.deletes(b"host"));
+    if head.host().is_none() && !host_replaced {
         // Only HTTP/1.0 requests come without Host. An HTTP/1.1 request must have one: the
         // target's authority, or else an empty value (RFC 9112 §3.2).
         line(out, b"host", authority.unwrap_or_default());
@@ -154,6 +161,10 @@ pub fn write_request_edited(
     let (mut framing_done, mut te_done, mut xff_done) = (false, false, false);
     let mut run = Run::default();
     for f in head.fields() {
+        if rules.is_some_and(|h| h.drops(*f, buf)) {
+            run.flush(out, buf);
+            continue;
+        }
         match f.kind {
             FieldKind::Host if authority.is_none() => run.add(out, buf, *f),
             FieldKind::Host => {
@@ -194,6 +205,9 @@ pub fn write_request_edited(
         request_framing(out, head.framing());
     }
     out.extend_from_slice(edits.extra);
+    if let Some(h) = rules {
+        out.extend_from_slice(h.added());
+    }
     if let (Some(client), false) = (&fwd.forwarded_for, xff_done) {
         line(out, b"x-forwarded-for", client);
     }
@@ -310,7 +324,14 @@ pub fn write_response_edited(
     out.extend_from_slice(b"\r\n");
     let mut framing_done = false;
     let mut run = Run::default();
+    let rules = edits
+        .headers
+        .filter(|h| !h.is_empty() && !head.is_informational());
     for f in head.fields() {
+        if rules.is_some_and(|h| h.drops(*f, buf)) {
+            run.flush(out, buf);
+            continue;
+        }
         match f.kind {
             FieldKind::ContentLength | FieldKind::TransferEncoding if !framing_done => {
                 run.flush(out, buf);
@@ -328,6 +349,9 @@ pub fn write_response_edited(
     }
     if !head.is_informational() {
         out.extend_from_slice(edits.extra);
+    }
+    if let Some(h) = rules {
+        out.extend_from_slice(h.added());
     }
     // A tunnel's end is the close of either side; `Connection: close` on it would only
     // confuse clients that read it as "do not use this connection".

@@ -47,6 +47,11 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
         None
     }
 
+    /// The server name the client sent in its TLS ClientHello (SNI).
+    fn sni(&self) -> Option<&str> {
+        None
+    }
+
     /// Shuts down the sending direction of the socket (FIN), keeping the receiving one open.
     fn shutdown_send(&self) -> io::Result<()> {
         socket2::SockRef::from(self.tcp()).shutdown(Shutdown::Write)
@@ -82,6 +87,10 @@ impl ClientStream for TlsStream {
     fn peer_certificate(&self) -> Option<&[u8]> {
         let chain = self.connection().peer_certificates()?;
         chain.first().map(|cert| cert.as_ref())
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.connection().server_name()
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

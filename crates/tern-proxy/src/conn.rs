@@ -28,14 +28,16 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tern_h1::local::{write_page, Page};
-use tern_h1::{parse_request, Forwarding, H1Error, Limits, Method, RequestHead, Status};
+use tern_h1::{
+    parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
+};
 use tokio::time::Instant;
 use tracing::debug;
 
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::client::ClientStream;
-use crate::exchange;
+use crate::facts::ConnFacts;
 use crate::stats::{bump, FrontendCounters};
 use crate::timer::{Idle, Timer};
 use crate::worker::Worker;
@@ -83,7 +85,13 @@ pub(crate) struct Session<S> {
     /// The client's address (for `balance = "source"`).
     pub peer: IpAddr,
     pub frontend: usize,
+    /// The backend of the current request (chosen per request, see `dispatch.rs`).
     pub backend: usize,
+    /// What rules may read of the connection.
+    pub conn: ConnFacts,
+    /// Header rules' edits of the current request and of its response.
+    pub req_edits: HeaderEdits,
+    pub resp_edits: HeaderEdits,
     pub io: S,
     pub buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
@@ -129,11 +137,24 @@ pub(crate) async fn serve<S: ClientStream>(
         max_headers: fe.limits.max_headers,
         ..Limits::default()
     };
+    // A `getsockname` only when some rule reads the local port.
+    let local_port = if w.shared.reads_dst_port {
+        io.tcp().local_addr().map_or(0, |a| a.port())
+    } else {
+        0
+    };
     let mut s = Session {
         w: Rc::clone(&w),
         peer: peer.ip(),
         frontend,
-        backend: w.shared.frontend_backend[frontend],
+        backend: 0,
+        conn: ConnFacts {
+            peer: peer.ip(),
+            local_port,
+            tls,
+        },
+        req_edits: HeaderEdits::new(),
+        resp_edits: HeaderEdits::new(),
         io,
         buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
         out: Vec::new(),
@@ -177,7 +198,7 @@ pub(crate) async fn serve<S: ClientStream>(
 }
 
 impl<S: ClientStream> Session<S> {
-    fn counters(&self) -> &FrontendCounters {
+    pub(crate) fn counters(&self) -> &FrontendCounters {
         &self.w.stats.frontends[self.frontend]
     }
 
@@ -293,42 +314,64 @@ impl<S: ClientStream> Session<S> {
             path == uri.as_bytes() || (path.is_empty() && uri == "/")
         });
         if !is_monitor {
-            return exchange::forward(self, hlen).await;
+            return self.dispatch(hlen).await;
         }
         bump(&self.counters().monitor);
-        // The request is answered here; it can be consumed only if its body is here as well.
-        let mut body = self.head.body_reader(&self.limits);
-        let keep = match body.advance(&self.buf.data()[hlen..]) {
-            Ok(p) if p.done => {
-                self.buf.consume(hlen + p.used);
-                self.head.keep_alive()
-            }
-            _ => false,
-        };
+        let consumed = self.consume_request(hlen);
+        let keep = consumed && self.head.keep_alive();
         let head_only = self.head.method() == Method::Head;
         self.answer(Page::Monitor, keep, head_only).await
+    }
+
+    /// Drops the current request (head of `hlen` bytes) from the buffer if its body is all
+    /// there: a request answered by tern can be consumed only then. Whether it was.
+    pub(crate) fn consume_request(&mut self, hlen: usize) -> bool {
+        let mut body = self.head.body_reader(&self.limits);
+        match body.advance(&self.buf.data()[hlen..]) {
+            Ok(p) if p.done => {
+                self.buf.consume(hlen + p.used);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Writes a page of tern's own as the answer to the current request (or to a request
     /// that could not be read); `keep_alive` when the request was consumed and the client may
     /// send another, `head_only` for a HEAD request.
     pub(crate) async fn answer(&mut self, page: Page, keep_alive: bool, head_only: bool) -> Next {
-        count_status(self.counters(), page.status());
+        // Monitor requests are answered only once consumed; the others may have been refused
+        // with bytes left unread.
+        let consumed = page == Page::Monitor;
+        self.respond(page.status(), keep_alive, consumed, |out, close| {
+            write_page(page, close, head_only, out);
+        })
+        .await
+    }
+
+    /// Writes an answer of tern's own with `status`, formatted by `write` (given whether the
+    /// connection closes after it); `keep_alive` as for [`Session::answer`], `consumed` when
+    /// the whole request was read (a close then needs no lingering).
+    pub(crate) async fn respond(
+        &mut self,
+        status: u16,
+        keep_alive: bool,
+        consumed: bool,
+        write: impl FnOnce(&mut Vec<u8>, bool),
+    ) -> Next {
+        count_status(self.counters(), status);
         let keep_alive = keep_alive && !self.w.is_stopping();
         self.out.clear();
-        write_page(page, !keep_alive, head_only, &mut self.out);
+        write(&mut self.out, !keep_alive);
         let written = self.write_out(!keep_alive).await;
         if let Some(log) = self.log.as_deref_mut() {
-            log.answered(
-                page.status(),
-                written.as_ref().map_or(0, |()| self.out.len()),
-            );
+            log.answered(status, written.as_ref().map_or(0, |()| self.out.len()));
         }
         match written {
             Err(_) => Next::Abort,
             Ok(()) if keep_alive => Next::KeepAlive,
+            Ok(()) if consumed => Next::Close,
             // A request tern refused may be followed by bytes it did not read.
-            Ok(()) if page == Page::Monitor => Next::Close,
             Ok(()) => Next::Linger,
         }
     }

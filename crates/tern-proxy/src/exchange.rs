@@ -39,7 +39,9 @@ use crate::conn::{count_status, Next, Session};
 use crate::persist;
 use crate::profiling::{Kind, Profiled};
 use crate::proxy_header::Origin;
-use crate::relay::{ClientSide, End, Fault, Outcome, Relay, ServerSide, Stage, Upload};
+use crate::relay::{
+    ClientSide, End, Fault, Outcome, Relay, ResponseRules, ServerSide, Stage, Upload,
+};
 use crate::servers::BackendState;
 use crate::stats::{add, bump, BackendCounters, FrontendCounters};
 use crate::upstream::{self, ServerConn};
@@ -424,6 +426,7 @@ async fn exchange<S: ClientStream>(
     let edits = Edits {
         strip_cookie: persist::strip(be_cfg),
         extra: &[],
+        headers: Some(&s.req_edits),
     };
     write_request_edited(&s.head, s.buf.data(), &s.fwd, &edits, &mut s.out);
     s.out.extend_from_slice(&s.buf.data()[hlen..sent]);
@@ -442,6 +445,12 @@ async fn exchange<S: ClientStream>(
             timer: &mut s.client_timer,
             timeout: client_timeout,
             extra: &s.extra,
+            rules: ResponseRules {
+                backend: &be.http_response,
+                frontend: &fe.http_response,
+                conn: &s.conn,
+                edits: &mut s.resp_edits,
+            },
         },
         ServerSide {
             conn,

@@ -21,7 +21,9 @@ mod cert_probe;
 mod client;
 mod client_hello;
 mod conn;
+mod dispatch;
 mod exchange;
+mod facts;
 mod handover;
 mod handshake;
 mod health;
@@ -33,6 +35,7 @@ mod pool;
 pub mod profiling;
 mod proxy_header;
 mod relay;
+mod rules;
 mod servers;
 mod session;
 pub mod stats;
@@ -520,14 +523,8 @@ fn bind_all(
 
 fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     let cfg = &snapshot.config;
-    let frontend_backend = cfg
-        .frontends
-        .iter()
-        .map(|fe| {
-            cfg.backend_index(&fe.default_backend)
-                .ok_or_else(|| StartError::UnknownBackend(fe.name.clone()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let routing = rules::Routing::build(cfg)?;
+    let reads_dst_port = rules::reads_dst_port(cfg);
     let frontend_limits = cfg
         .frontends
         .iter()
@@ -553,7 +550,8 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     let states = servers::build(&snapshot.config);
     Ok(Shared {
         snapshot,
-        frontend_backend,
+        routing,
+        reads_dst_port,
         global_limit,
         frontend_limits,
         states,

@@ -25,12 +25,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tern_config::HttpRule;
 use tern_h1::local::CONTINUE;
-use tern_h1::{BodyReader, ClientBody, H1Error, RequestInfo};
+use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, ResponseHead};
 use tokio::io::AsyncWrite;
 
 use crate::buffer::Buffer;
 use crate::client::ClientStream;
+use crate::facts::{ConnFacts, ResponseFacts};
+use crate::rules;
 use crate::timer::{Idle, Timer};
 use crate::upstream::ServerConn;
 
@@ -181,6 +184,42 @@ pub(crate) struct ClientSide<'a, S> {
     pub timeout: Duration,
     /// Field lines added to the final response head (a persistence cookie).
     pub extra: &'a [u8],
+    /// Header rules on the response.
+    pub rules: ResponseRules<'a>,
+}
+
+/// The `http_response` rules of an exchange: the backend's, then the frontend's, with what
+/// they read of the connection and where their edits go.
+pub(crate) struct ResponseRules<'a> {
+    pub backend: &'a [HttpRule],
+    pub frontend: &'a [HttpRule],
+    pub conn: &'a ConnFacts,
+    pub edits: &'a mut HeaderEdits,
+}
+
+impl ResponseRules<'_> {
+    /// Runs the rules on the final response `head` (parsed from `buf`); the edits to apply,
+    /// if any rule exists.
+    pub(crate) fn apply(
+        &mut self,
+        head: &ResponseHead,
+        buf: &[u8],
+        sni: Option<&str>,
+    ) -> Option<&HeaderEdits> {
+        self.edits.clear();
+        if self.backend.is_empty() && self.frontend.is_empty() {
+            return None;
+        }
+        let facts = ResponseFacts {
+            head,
+            buf,
+            conn: self.conn,
+            sni,
+        };
+        rules::on_response(self.backend, &facts, self.edits);
+        rules::on_response(self.frontend, &facts, self.edits);
+        Some(self.edits)
+    }
 }
 
 /// The server side of a relay.

@@ -63,6 +63,13 @@ counters! {
         requests,
         /// Requests answered by `monitor_uri`.
         monitor,
+        /// Requests refused by an `http_request` `deny` rule.
+        denied,
+        /// Requests answered by an `http_request` `return` rule.
+        intercepted,
+        /// Requests no `use_backend` rule took, on a frontend without `default_backend`
+        /// (answered 503).
+        no_backend,
         /// Malformed requests answered 400.
         bad_requests,
         /// Requests whose head exceeded the limits, answered 431.

@@ -22,6 +22,7 @@ use crate::balance::Balancers;
 use crate::offload::Offload;
 use crate::pool::Pools;
 use crate::profiling::{self, Kind, Profiled};
+use crate::rules::Routing;
 use crate::servers::BackendState;
 use crate::session;
 use crate::stats::{bump, WorkerStats};
@@ -32,8 +33,10 @@ use crate::Snapshot;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub snapshot: Snapshot,
-    /// Index of each frontend's default backend.
-    pub frontend_backend: Vec<usize>,
+    /// Each frontend's backend choice (`use_backend`, `default_backend`), names resolved.
+    pub routing: Vec<Routing>,
+    /// Some rule reads `dst_port`: connections look their local port up once.
+    pub reads_dst_port: bool,
     pub global_limit: Arc<Semaphore>,
     pub frontend_limits: Vec<Option<Arc<Semaphore>>>,
     /// Health, weights, slots and queues of every backend's servers.

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{Backend, BackendTimeouts, PoolSettings, ProxyProtocol, Server};
@@ -15,6 +16,7 @@ use crate::raw::{RawBackend, RawServer};
 
 impl Checker<'_> {
     pub(super) fn backend(&mut self, raw: &RawBackend, path: &KeyPath) -> Backend {
+        let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
         let timeouts = BackendTimeouts {
             connect: self.duration(
                 &path.key("timeouts").key("connect"),
@@ -54,6 +56,18 @@ impl Checker<'_> {
             stick: self.stick(raw.stick.as_ref(), &path.key("stick")),
             observe: self.observe(raw.observe.as_ref(), &servers, &path.key("observe")),
             slowstart: self.opt_duration(&path.key("slowstart"), raw.slowstart.as_ref()),
+            http_request: self.http_rules(
+                raw.http_request.as_deref(),
+                &acls,
+                Side::Request,
+                &path.key("http_request"),
+            ),
+            http_response: self.http_rules(
+                raw.http_response.as_deref(),
+                &acls,
+                Side::Response,
+                &path.key("http_response"),
+            ),
             servers,
         }
     }

@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{Bind, Frontend, FrontendTimeouts, RequestLimits, TlsSettings};
@@ -26,11 +27,30 @@ impl Checker<'_> {
         backends: &[Option<&str>],
     ) -> Frontend {
         let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
         Frontend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             binds: self.binds(raw.bind.as_deref(), tls.as_ref(), &path.key("bind")),
             monitor_uri: self.monitor_uri(raw.monitor_uri.as_deref(), &path.key("monitor_uri")),
-            default_backend: self.default_backend(raw.default_backend.as_deref(), path, backends),
+            default_backend: self.default_backend(raw, path, backends),
+            use_backend: self.use_backend(
+                raw.use_backend.as_deref(),
+                &acls,
+                &path.key("use_backend"),
+                backends,
+            ),
+            http_request: self.http_rules(
+                raw.http_request.as_deref(),
+                &acls,
+                Side::Request,
+                &path.key("http_request"),
+            ),
+            http_response: self.http_rules(
+                raw.http_response.as_deref(),
+                &acls,
+                Side::Response,
+                &path.key("http_response"),
+            ),
             timeouts: self.frontend_timeouts(&raw.timeouts, &path.key("timeouts")),
             maxconn: raw.maxconn.map(|m| {
                 self.int_in(&path.key("maxconn"), Some(m), 1..=i64::from(u32::MAX), 1) as usize
@@ -139,20 +159,31 @@ impl Checker<'_> {
         Some(uri.to_owned())
     }
 
+    /// `default_backend`: required unless `use_backend` has rules (then a request no rule
+    /// takes is answered 503, as in HAProxy).
     fn default_backend(
         &mut self,
-        raw: Option<&str>,
+        raw: &RawFrontend,
         frontend: &KeyPath,
         backends: &[Option<&str>],
-    ) -> String {
+    ) -> Option<String> {
         let path = frontend.key("default_backend");
-        let Some(name) = raw else {
-            self.issue(
-                &path,
-                "missing key `default_backend`: name the backend that receives requests",
-            );
-            return String::new();
+        let Some(name) = raw.default_backend.as_deref() else {
+            if raw.use_backend.as_ref().is_none_or(Vec::is_empty) {
+                self.issue(
+                    &path,
+                    "missing key `default_backend`: name the backend that receives requests \
+                     (it may be left out only when `use_backend` has rules)",
+                );
+            }
+            return None;
         };
+        self.backend_exists(name, &path, backends);
+        Some(name.to_owned())
+    }
+
+    /// Records an issue at `path` when no backend is named `name`.
+    pub(super) fn backend_exists(&mut self, name: &str, path: &KeyPath, backends: &[Option<&str>]) {
         if !backends.contains(&Some(name)) {
             let known: Vec<String> = backends
                 .iter()
@@ -165,11 +196,10 @@ impl Checker<'_> {
                 known.join(", ")
             };
             self.issue(
-                &path,
+                path,
                 format!("no backend named `{name}` (backends: {known})"),
             );
         }
-        name.to_owned()
     }
 
     fn frontend_timeouts(&mut self, raw: &RawFrontendTimeouts, path: &KeyPath) -> FrontendTimeouts {

@@ -15,11 +15,14 @@ mod backend;
 mod backend_tls;
 mod balance;
 mod client_auth;
+mod condition;
 mod control;
 mod frontend;
 mod health;
+mod http_rules;
 mod persistence;
 mod protection;
+mod routing;
 mod tls;
 mod tls_policy;
 

@@ -312,6 +312,7 @@ fn edits_strip_one_cookie_and_append_fields() {
     let edits = Edits {
         strip_cookie: Some(b"SRV"),
         extra: b"x-extra: yes\r\n",
+        headers: None,
     };
     write_request_edited(&head, raw.as_bytes(), &Forwarding::none(), &edits, &mut out);
     assert_eq!(
@@ -329,6 +330,7 @@ fn response_edits_go_on_final_heads_only() {
         let edits = Edits {
             strip_cookie: None,
             extra: b"set-cookie: SRV=w1; path=/\r\n",
+            headers: None,
         };
         write_response_edited(&head, raw.as_bytes(), &GET11, &edits, &mut out);
         String::from_utf8(out).unwrap()
@@ -371,5 +373,109 @@ fn client_cert_values_cannot_inject_lines() {
         rewrite("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &f),
         "GET / HTTP/1.1\r\nHost: a\r\nX-SSL-Client-Verify: SUCCESS\r\n\
          X-SSL-Client-DN: CN=aX-Evil: 1\r\nX-SSL-Client-SHA256: ab\r\n\r\n"
+    );
+}
+
+/// The request `raw` rewritten with header rules' `edits` (and X-Forwarded-For on).
+fn rewrite_with(raw: &str, edits: &crate::HeaderEdits) -> String {
+    let mut head = RequestHead::new();
+    parse_request(raw.as_bytes(), &Limits::default(), &mut head).unwrap();
+    let mut out = Vec::new();
+    let edits = Edits {
+        headers: Some(edits),
+        ..Edits::default()
+    };
+    let fwd = Forwarding::none().with_for(CLIENT);
+    write_request_edited(&head, raw.as_bytes(), &fwd, &edits, &mut out);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn header_rules_drop_fields_and_add_lines_before_forwarding_fields() {
+    let mut e = crate::HeaderEdits::new();
+    e.delete(b"x-debug");
+    e.set(b"X-Env").push(b"prod");
+    e.add(b"X-Via").push(b"tern");
+    let out = rewrite_with(
+        "POST /a HTTP/1.1\r\nHost: a\r\nX-Debug: 1\r\nX-ENV: test\r\nContent-Length: 2\r\n\
+         x-debug: 2\r\nX-Kept: k\r\n\r\nhi",
+        &e,
+    );
+    assert_eq!(
+        out,
+        "POST /a HTTP/1.1\r\nHost: a\r\ncontent-length: 2\r\nX-Kept: k\r\nX-Env: prod\r\n\
+         X-Via: tern\r\nx-forwarded-for: 192.0.2.7\r\n\r\n"
+    );
+}
+
+#[test]
+fn header_rules_never_drop_framing_or_hop_by_hop_fields() {
+    let mut e = crate::HeaderEdits::new();
+    e.delete(b"content-length");
+    e.delete(b"connection");
+    let out = rewrite_with(
+        "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nConnection: x-a\r\nX-A: 1\r\n\r\n",
+        &e,
+    );
+    assert_eq!(
+        out,
+        "POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 1\r\nx-forwarded-for: 192.0.2.7\r\n\r\n"
+    );
+}
+
+#[test]
+fn a_replaced_host_is_written_once() {
+    let mut e = crate::HeaderEdits::new();
+    e.set(b"Host").push(b"inside.test");
+    for raw in [
+        "GET / HTTP/1.1\r\nHost: outside.test\r\n\r\n",
+        "GET http://outside.test/ HTTP/1.1\r\nHost: outside.test\r\n\r\n",
+        "GET / HTTP/1.0\r\n\r\n",
+    ] {
+        assert_eq!(
+            rewrite_with(raw, &e),
+            "GET / HTTP/1.1\r\nHost: inside.test\r\nx-forwarded-for: 192.0.2.7\r\n\r\n",
+            "{raw:?}"
+        );
+    }
+}
+
+#[test]
+fn a_deleted_forwarded_for_chain_restarts_at_the_client() {
+    let mut e = crate::HeaderEdits::new();
+    e.delete(b"X-Forwarded-For");
+    let out = rewrite_with(
+        "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.9.9.9\r\n\r\n",
+        &e,
+    );
+    assert_eq!(
+        out,
+        "GET / HTTP/1.1\r\nHost: a\r\nx-forwarded-for: 192.0.2.7\r\n\r\n"
+    );
+}
+
+#[test]
+fn response_header_rules_apply_to_final_heads() {
+    let mut e = crate::HeaderEdits::new();
+    e.delete(b"server");
+    e.set(b"Strict-Transport-Security").push(b"max-age=1");
+    let edited = |raw: &str| {
+        let mut head = ResponseHead::new();
+        parse_response(raw.as_bytes(), &Limits::default(), &mut head, Method::Get).unwrap();
+        let mut out = Vec::new();
+        let edits = Edits {
+            headers: Some(&e),
+            ..Edits::default()
+        };
+        write_response_edited(&head, raw.as_bytes(), &GET11, &edits, &mut out);
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(
+        edited("HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nStrict-Transport-Security: max-age=1\r\n\r\n"
+    );
+    assert_eq!(
+        edited("HTTP/1.1 103 Early Hints\r\nServer: x\r\n\r\n"),
+        "HTTP/1.1 103 Early Hints\r\nServer: x\r\n\r\n"
     );
 }

@@ -113,9 +113,14 @@ impl<S: ClientStream> Relay<'_, S> {
         if (self.stopping)() {
             self.req.keep_alive = false;
         }
+        let headers = self
+            .c
+            .rules
+            .apply(&conn.head, conn.buf.data(), self.c.io.sni());
         let edits = Edits {
             strip_cookie: None,
             extra: self.c.extra,
+            headers,
         };
         let plan = write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out);
         if plan.body == ClientBody::Tunnel {

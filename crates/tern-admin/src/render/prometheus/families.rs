@@ -41,13 +41,22 @@ pub(super) const FRONTEND: &[Family] = &[
     Family {
         name: "tern_frontend_request_errors_total",
         help: "Requests refused by tern before choosing a backend: malformed (400), head too \
-               large (431), head not received in time (408).",
+               large (431), head not received in time (408), no use_backend rule and no \
+               default_backend (503).",
         label: Some("reason"),
         fields: &[
             ("bad_requests", "bad_request"),
             ("head_too_large", "head_too_large"),
             ("request_timeouts", "request_timeout"),
+            ("no_backend", "no_backend"),
         ],
+    },
+    Family {
+        name: "tern_frontend_rule_answers_total",
+        help: "Requests answered by an http_request rule: `deny` (its error page) or `return` \
+               (its response).",
+        label: Some("action"),
+        fields: &[("denied", "deny"), ("intercepted", "return")],
     },
     Family {
         name: "tern_frontend_responses_total",

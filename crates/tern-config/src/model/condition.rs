@@ -1,0 +1,168 @@
+//! Conditions on requests: HAProxy's ACLs and `if`/`unless` expressions, resolved and ready to
+//! evaluate.
+//!
+//! A rule (`use_backend`, `http_request`, ...) holds one [`Condition`]: an OR of AND groups of
+//! possibly negated ACLs, each ACL an OR of tests (several HAProxy `acl` lines with one name),
+//! each test a sample fetch (`path`, `hdr(host)`, `src`, ...) and a match against patterns.
+//! Names are resolved during validation, so evaluating touches no map and allocates nothing.
+//!
+//! The data path supplies the request's facts through [`Facts`], so this crate needs to know
+//! nothing about how heads are parsed. Semantics follow HAProxy's doc/configuration.txt §7: a
+//! sample that does not exist (no such header, no SNI) matches nothing, so `!acl` holds for it.
+
+use std::net::IpAddr;
+
+mod matching;
+
+pub use matching::{IntRange, IpNet, Matcher, Regex, TextMatch};
+
+/// What a condition may look at, provided per request by the data path.
+pub trait Facts {
+    /// The request method as sent (`GET`).
+    fn method(&self) -> &[u8];
+    /// The request target as sent (`/a/b?x=1`, or absolute form).
+    fn url(&self) -> &[u8];
+    /// The target's path, without the query string.
+    fn path(&self) -> &[u8];
+    /// Calls `each` on every value of header `name` (case-insensitive name; comma-separated
+    /// lists are split into values, as HAProxy's `hdr()` does); returns true as soon as `each`
+    /// does.
+    fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool;
+    /// HTTP version of the request, e.g. `(1, 1)`.
+    fn version(&self) -> (u8, u8);
+    /// The client's address.
+    fn src(&self) -> IpAddr;
+    /// The local port the client connected to.
+    fn dst_port(&self) -> u16;
+    /// Whether the client connection is TLS.
+    fn tls(&self) -> bool;
+    /// The server name the client sent in its TLS ClientHello.
+    fn sni(&self) -> Option<&str>;
+}
+
+/// A resolved `if`/`unless` condition: true or false per request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// OR of AND groups; empty means "always".
+    any: Vec<Vec<Term>>,
+    /// `unless`: the result is inverted.
+    invert: bool,
+}
+
+/// One ACL reference in a condition, possibly negated (`!name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub negate: bool,
+    pub acl: Acl,
+}
+
+/// An ACL: true when any of its tests is (several `acl` lines with one name add tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Acl {
+    pub tests: Vec<AclTest>,
+}
+
+/// One sample fetch and the match applied to the sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AclTest {
+    pub fetch: Fetch,
+    pub matcher: Matcher,
+}
+
+/// Where a sample comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetch {
+    Method,
+    Url,
+    Path,
+    /// The query string (after `?`), absent without one.
+    Query,
+    /// Every value of the named request header.
+    Header(String),
+    /// `req.ver`: `"1.0"`, `"1.1"`.
+    Version,
+    Src,
+    DstPort,
+    /// `ssl_fc`: the connection is TLS.
+    Tls,
+    /// `ssl_fc_sni` / `req.ssl_sni`.
+    Sni,
+    /// `always_true` / `always_false`.
+    Constant(bool),
+}
+
+impl Condition {
+    /// The condition of a rule without `if` or `unless`.
+    pub fn always() -> Self {
+        Self {
+            any: Vec::new(),
+            invert: false,
+        }
+    }
+
+    /// A condition from OR-ed groups of AND-ed terms; `invert` for `unless`.
+    pub fn new(any: Vec<Vec<Term>>, invert: bool) -> Self {
+        Self { any, invert }
+    }
+
+    /// Whether this is the condition of a rule without `if` or `unless`.
+    pub fn is_always(&self) -> bool {
+        self.any.is_empty() && !self.invert
+    }
+
+    /// Every sample fetch the condition uses (to check that a rule only reads what is there).
+    pub fn fetches(&self) -> impl Iterator<Item = &Fetch> {
+        self.any
+            .iter()
+            .flatten()
+            .flat_map(|term| term.acl.tests.iter().map(|t| &t.fetch))
+    }
+
+    /// Evaluates the condition on one request.
+    pub fn matches(&self, facts: &dyn Facts) -> bool {
+        if self.any.is_empty() {
+            return !self.invert;
+        }
+        let holds = self.any.iter().any(|group| {
+            group
+                .iter()
+                .all(|term| term.acl.matches(facts) != term.negate)
+        });
+        holds != self.invert
+    }
+}
+
+impl Acl {
+    /// True when any test matches.
+    pub fn matches(&self, facts: &dyn Facts) -> bool {
+        self.tests.iter().any(|t| t.matches(facts))
+    }
+}
+
+impl AclTest {
+    /// Fetches the sample and matches it; a missing sample matches nothing.
+    pub fn matches(&self, facts: &dyn Facts) -> bool {
+        let m = &self.matcher;
+        match &self.fetch {
+            Fetch::Method => m.text(facts.method()),
+            Fetch::Url => m.text(facts.url()),
+            Fetch::Path => m.text(facts.path()),
+            Fetch::Query => query(facts.url()).is_some_and(|q| m.text(q)),
+            Fetch::Header(name) => facts.any_header(name, &mut |v| m.text(v)),
+            Fetch::Version => {
+                let (major, minor) = facts.version();
+                m.text(format!("{major}.{minor}").as_bytes())
+            }
+            Fetch::Src => m.ip(facts.src()),
+            Fetch::DstPort => m.int(u64::from(facts.dst_port())),
+            Fetch::Tls => m.boolean(facts.tls()),
+            Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
+            Fetch::Constant(value) => m.boolean(*value),
+        }
+    }
+}
+
+fn query(url: &[u8]) -> Option<&[u8]> {
+    let at = url.iter().position(|&b| b == b'?')?;
+    Some(&url[at + 1..])
+}

@@ -1,0 +1,324 @@
+//! One ACL expression (`FETCH [FLAGS] [PATTERNS...]`) → an [`AclTest`].
+//!
+//! Fetches and match methods are HAProxy's (doc/configuration.txt §7.1–7.3). A fetch named with
+//! a match suffix (`path_beg`) chooses its match method; otherwise the sample's type chooses
+//! it (text: exact string, `src`: networks, `dst_port`: integer ranges, `ssl_fc`: boolean), and
+//! `-m` changes it. Every mistake is an error naming what is accepted: a misspelt fetch or flag
+//! must not become an ACL that silently never matches.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use crate::model::{AclTest, Fetch, IntRange, IpNet, Matcher, Regex, TextMatch};
+
+use super::words::Word;
+
+/// The type of a fetch's sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Int,
+    Ip,
+    Bool,
+}
+
+/// A match method: `-m NAME` or a fetch suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Text(TextMatch),
+    Reg,
+    Found,
+    Len,
+    Int,
+    Ip,
+    Bool,
+}
+
+const FETCHES: &str = "hdr(NAME), req.hdr(NAME), path, url, query, method, req.ver, src, \
+    dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, always_true, always_false (hdr, path, url and \
+    ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix)";
+
+const METHODS: &str = "str, beg, end, sub, dom, dir, reg, found, len, int, ip, bool";
+
+/// Parses one ACL expression; `-f` files are read relative to `base_dir`.
+pub(crate) fn acl_test(words: &[Word], base_dir: &Path) -> Result<AclTest, String> {
+    let (first, rest) = words.split_first().ok_or("empty ACL expression")?;
+    let (fetch, kind, suffix) = fetch(&first.text)?;
+    let mut icase = false;
+    let mut method = None;
+    let mut patterns: Vec<String> = Vec::new();
+    let mut at = 0;
+    while let Some(word) = rest
+        .get(at)
+        .filter(|w| !w.quoted && w.text.starts_with('-'))
+    {
+        at += 1;
+        match word.text.as_str() {
+            "-i" => icase = true,
+            "-n" => {}
+            "--" => break,
+            "-m" => {
+                let name = rest.get(at).ok_or("`-m` needs a match method")?;
+                at += 1;
+                method = Some(method_named(&name.text)?);
+            }
+            "-f" => {
+                let file = rest.get(at).ok_or("`-f` needs a file name")?;
+                at += 1;
+                patterns.extend(patterns_from_file(&base_dir.join(&file.text))?);
+            }
+            flag @ ("-M" | "-u") => return Err(format!("flag `{flag}` is not supported yet")),
+            flag => {
+                return Err(format!(
+                    "unknown flag `{flag}`: expected -i, -m METHOD, -f FILE, -n or --"
+                ))
+            }
+        }
+    }
+    patterns.extend(rest[at..].iter().map(|w| w.text.clone()));
+    let method = match (suffix, method) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+            "`{}` already chooses its match method; write the fetch without its suffix and `-m`",
+            first.text
+        ))
+        }
+        (Some(m), None) | (None, Some(m)) => m,
+        (None, None) => default_method(kind),
+    };
+    let matcher = matcher(kind, method, icase, &patterns)?;
+    Ok(AclTest { fetch, matcher })
+}
+
+/// A fetch name → what it reads, its sample type and the match its suffix implies.
+fn fetch(name: &str) -> Result<(Fetch, Kind, Option<Method>), String> {
+    let unknown = || format!("unknown fetch `{name}`: expected one of {FETCHES}");
+    let (base, arg) = match name.split_once('(') {
+        Some((base, rest)) => {
+            let arg = rest.strip_suffix(')').ok_or_else(unknown)?;
+            (base, Some(arg))
+        }
+        None => (name, None),
+    };
+    let (base, suffix) = split_suffix(base);
+    let fetch = match (base, arg) {
+        ("hdr" | "req.hdr", Some(arg)) => header(arg)?,
+        ("hdr" | "req.hdr", None) => {
+            return Err(format!("`{name}` needs a header name: hdr(host)"))
+        }
+        (_, Some(_)) => return Err(format!("fetch `{base}` takes no argument")),
+        ("path", None) => Fetch::Path,
+        ("url", None) => Fetch::Url,
+        ("ssl_fc_sni" | "req.ssl_sni" | "req_ssl_sni", None) => Fetch::Sni,
+        _ if suffix.is_some() => return Err(unknown()),
+        ("query", None) => Fetch::Query,
+        ("method", None) => Fetch::Method,
+        ("req.ver" | "req_ver", None) => Fetch::Version,
+        ("src", None) => Fetch::Src,
+        ("dst_port", None) => Fetch::DstPort,
+        ("ssl_fc", None) => Fetch::Tls,
+        ("always_true", None) => Fetch::Constant(true),
+        ("always_false", None) => Fetch::Constant(false),
+        _ => return Err(unknown()),
+    };
+    let kind = match fetch {
+        Fetch::Src => Kind::Ip,
+        Fetch::DstPort => Kind::Int,
+        Fetch::Tls | Fetch::Constant(_) => Kind::Bool,
+        _ => Kind::Text,
+    };
+    Ok((fetch, kind, suffix))
+}
+
+fn header(arg: &str) -> Result<Fetch, String> {
+    if arg.contains(',') {
+        return Err(format!(
+            "hdr({arg}): an occurrence argument is not supported yet"
+        ));
+    }
+    if arg.is_empty() || !arg.bytes().all(super::super::is_token_byte) {
+        return Err(format!("hdr({arg}): not a header name"));
+    }
+    Ok(Fetch::Header(arg.to_ascii_lowercase()))
+}
+
+/// `path_beg` → (`path`, beg).
+fn split_suffix(base: &str) -> (&str, Option<Method>) {
+    let suffixes = [
+        ("_beg", Method::Text(TextMatch::Beg)),
+        ("_end", Method::Text(TextMatch::End)),
+        ("_sub", Method::Text(TextMatch::Sub)),
+        ("_dom", Method::Text(TextMatch::Dom)),
+        ("_dir", Method::Text(TextMatch::Dir)),
+        ("_reg", Method::Reg),
+        ("_len", Method::Len),
+    ];
+    suffixes
+        .iter()
+        .find_map(|(suffix, method)| {
+            let stem = base.strip_suffix(suffix)?;
+            ["hdr", "path", "url", "ssl_fc_sni"]
+                .contains(&stem)
+                .then_some((stem, Some(*method)))
+        })
+        .unwrap_or((base, None))
+}
+
+fn method_named(name: &str) -> Result<Method, String> {
+    Ok(match name {
+        "str" => Method::Text(TextMatch::Str),
+        "beg" => Method::Text(TextMatch::Beg),
+        "end" => Method::Text(TextMatch::End),
+        "sub" => Method::Text(TextMatch::Sub),
+        "dom" => Method::Text(TextMatch::Dom),
+        "dir" => Method::Text(TextMatch::Dir),
+        "reg" => Method::Reg,
+        "found" => Method::Found,
+        "len" => Method::Len,
+        "int" => Method::Int,
+        "ip" => Method::Ip,
+        "bool" => Method::Bool,
+        other => {
+            return Err(format!(
+                "unknown match method `{other}`: expected one of {METHODS}"
+            ))
+        }
+    })
+}
+
+fn default_method(kind: Kind) -> Method {
+    match kind {
+        Kind::Text => Method::Text(TextMatch::Str),
+        Kind::Int => Method::Int,
+        Kind::Ip => Method::Ip,
+        Kind::Bool => Method::Bool,
+    }
+}
+
+fn matcher(
+    kind: Kind,
+    method: Method,
+    icase: bool,
+    patterns: &[String],
+) -> Result<Matcher, String> {
+    let none_allowed = matches!(method, Method::Found | Method::Bool);
+    if none_allowed && !patterns.is_empty() {
+        return Err(format!("takes no patterns, found `{}`", patterns[0]));
+    }
+    if !none_allowed && patterns.is_empty() {
+        return Err("needs at least one pattern (or `-m found`)".into());
+    }
+    Ok(match (kind, method) {
+        (_, Method::Found) => Matcher::Found,
+        (Kind::Text, Method::Text(how)) => Matcher::Text {
+            how,
+            icase,
+            patterns: patterns.iter().map(|p| p.as_bytes().into()).collect(),
+        },
+        (Kind::Text, Method::Reg) => Matcher::Regex(collect(patterns, |p| regex(p, icase))?),
+        (Kind::Text, Method::Len) => Matcher::Len(int_ranges(patterns)?),
+        (Kind::Int, Method::Int) => Matcher::Int(int_ranges(patterns)?),
+        (Kind::Ip, Method::Ip) => Matcher::Ip(collect(patterns, network)?),
+        (Kind::Bool, Method::Bool) => Matcher::Bool,
+        _ => return Err("this match method does not apply to this fetch's sample".into()),
+    })
+}
+
+fn collect<T>(
+    patterns: &[String],
+    f: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    patterns.iter().map(|p| f(p)).collect()
+}
+
+fn regex(pattern: &str, icase: bool) -> Result<Regex, String> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .case_insensitive(icase)
+        .size_limit(1 << 20)
+        .build()
+        .map(Regex)
+        .map_err(|e| format!("bad regular expression `{pattern}`: {e}"))
+}
+
+/// Integer patterns: `N`, `N:M`, `:M`, `N:`, or an operator and a number (`gt 5`).
+fn int_ranges(patterns: &[String]) -> Result<Vec<IntRange>, String> {
+    let mut out = Vec::new();
+    let mut it = patterns.iter();
+    while let Some(p) = it.next() {
+        let op = ["eq", "lt", "le", "gt", "ge"].contains(&p.as_str());
+        let range = if op {
+            let n = number(it.next().ok_or_else(|| format!("`{p}` needs a number"))?)?;
+            match p.as_str() {
+                "eq" => (n, n),
+                "lt" => (0, n.checked_sub(1).ok_or("`lt 0` matches nothing")?),
+                "le" => (0, n),
+                "gt" => (n.checked_add(1).ok_or("`gt` overflows")?, u64::MAX),
+                _ => (n, u64::MAX),
+            }
+        } else {
+            match p.split_once(':') {
+                Some((low, high)) => (
+                    if low.is_empty() { 0 } else { number(low)? },
+                    if high.is_empty() {
+                        u64::MAX
+                    } else {
+                        number(high)?
+                    },
+                ),
+                None => (number(p)?, number(p)?),
+            }
+        };
+        if range.0 > range.1 {
+            return Err(format!("empty range `{p}`"));
+        }
+        out.push(IntRange {
+            low: range.0,
+            high: range.1,
+        });
+    }
+    Ok(out)
+}
+
+fn number(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a non-negative integer"))
+}
+
+/// `10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `::1`, `2001:db8::/32`.
+fn network(text: &str) -> Result<IpNet, String> {
+    let bad =
+        || format!("`{text}` is not an address or network (host names are not resolved here)");
+    let (addr, prefix) = match text.split_once('/') {
+        Some((addr, prefix)) => (addr, Some(prefix)),
+        None => (text, None),
+    };
+    let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+    let bits = if addr.is_ipv4() { 32 } else { 128 };
+    let prefix = match prefix {
+        None => bits,
+        Some(p) => match (p.parse::<u8>(), p.parse::<std::net::Ipv4Addr>(), addr) {
+            (Ok(n), _, _) if n <= bits => n,
+            (_, Ok(mask), IpAddr::V4(_)) => mask_len(u32::from(mask)).ok_or_else(bad)?,
+            _ => return Err(bad()),
+        },
+    };
+    Ok(IpNet { addr, prefix })
+}
+
+/// `255.255.0.0` → 16; a mask with holes → None.
+fn mask_len(mask: u32) -> Option<u8> {
+    let ones = mask.leading_ones();
+    (mask.checked_shl(ones).unwrap_or(0) == 0).then_some(ones as u8)
+}
+
+/// Patterns of a `-f` file: one per line, blank lines and `#` comments skipped.
+fn patterns_from_file(path: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read pattern file {}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}

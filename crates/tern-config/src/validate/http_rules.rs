@@ -1,0 +1,301 @@
+//! `http_request` and `http_response` rules of a frontend or backend.
+//!
+//! Every mistake is refused at load time with its key path: an unknown action, a key that does
+//! not apply to the action (`status` on `set-header`), a status tern has no page for, a header
+//! name that is not a token, a value with a line break, a `%` sequence tern does not expand.
+//!
+//! Rules may not touch the fields tern manages to keep a message readable one way only:
+//! framing (`Content-Length`, `Transfer-Encoding`) and hop-by-hop fields (`Connection`,
+//! `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade`), and on requests `Expect` (tern answers
+//! it). HAProxy lets a rule break framing; tern refuses. On requests `Host` may only be
+//! replaced (`set-header`): deleting it, or adding a second one, makes a request servers must
+//! refuse.
+//!
+//! Response rules run once the request head is gone from the buffer, so their conditions and
+//! values may use only connection samples and the response's own fields (`hdr()` reads the
+//! response there, as in HAProxy); `path`, `url`, `method` and the like are refused, as
+//! HAProxy refuses them in `http-response` rules.
+
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use super::condition::Acls;
+use super::{is_token_byte, Checker};
+use crate::locate::KeyPath;
+use crate::model::{Fetch, HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
+use crate::raw::RawHttpRule;
+
+/// Fields no rule may set, add or delete: tern writes or removes them itself.
+const MANAGED: &[&str] = &[
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "upgrade",
+];
+
+/// Which message a rule list acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Request,
+    Response,
+}
+
+impl Side {
+    fn key(self) -> &'static str {
+        match self {
+            Side::Request => "http_request",
+            Side::Response => "http_response",
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// The rules of `http_request` or `http_response` (`side`), at `path`.
+    pub(super) fn http_rules(
+        &mut self,
+        raw: Option<&[RawHttpRule]>,
+        acls: &Acls,
+        side: Side,
+        path: &KeyPath,
+    ) -> Vec<HttpRule> {
+        let mut rules = Vec::new();
+        for (i, rule) in raw.unwrap_or_default().iter().enumerate() {
+            let at = path.index(i);
+            let condition =
+                self.rule_condition(acls, rule.if_.as_deref(), rule.unless.as_deref(), &at);
+            if side == Side::Response {
+                let key = if rule.if_.is_some() { "if" } else { "unless" };
+                self.response_samples(condition.fetches(), &at.key(key));
+            }
+            if let Some(action) = self.http_action(rule, side, &at) {
+                rules.push(HttpRule { action, condition });
+            }
+        }
+        rules
+    }
+
+    fn http_action(&mut self, rule: &RawHttpRule, side: Side, at: &KeyPath) -> Option<HttpAction> {
+        let Some(action) = rule.action.as_deref() else {
+            self.issue(
+                at,
+                "missing key `action`: one of deny, return, set-header, add-header, del-header",
+            );
+            return None;
+        };
+        let allowed: &[&str] = match action {
+            "deny" => &["status"],
+            "return" => &["status", "content_type", "body"],
+            "set-header" | "add-header" => &["name", "value"],
+            "del-header" => &["name"],
+            other => {
+                let known = match side {
+                    Side::Request => "deny, return, set-header, add-header, del-header",
+                    Side::Response => "set-header, add-header, del-header",
+                };
+                self.issue(
+                    &at.key("action"),
+                    format!("unknown action `{other}`: expected one of {known}"),
+                );
+                return None;
+            }
+        };
+        if side == Side::Response && matches!(action, "deny" | "return") {
+            self.issue(
+                &at.key("action"),
+                format!("`{action}` in http_response is not supported yet: use it in http_request"),
+            );
+            return None;
+        }
+        self.keys_apply(rule, action, allowed, at);
+        Some(match action {
+            "deny" => HttpAction::Deny {
+                status: self.deny_status(rule.status, at),
+            },
+            "return" => self.return_action(rule, at),
+            "del-header" => HttpAction::DelHeader {
+                name: self.header_name(rule.name.as_deref(), action, side, at),
+            },
+            _ => {
+                let name = self.header_name(rule.name.as_deref(), action, side, at);
+                let value = self.header_value(rule.value.as_deref(), side, at);
+                if action == "set-header" {
+                    HttpAction::SetHeader { name, value }
+                } else {
+                    HttpAction::AddHeader { name, value }
+                }
+            }
+        })
+    }
+
+    /// Reports each key of `rule` that `action` does not take.
+    fn keys_apply(&mut self, rule: &RawHttpRule, action: &str, allowed: &[&str], at: &KeyPath) {
+        let given = [
+            ("status", rule.status.is_some()),
+            ("content_type", rule.content_type.is_some()),
+            ("body", rule.body.is_some()),
+            ("name", rule.name.is_some()),
+            ("value", rule.value.is_some()),
+        ];
+        for (key, _) in given.iter().filter(|(k, set)| *set && !allowed.contains(k)) {
+            self.issue(
+                &at.key(key),
+                format!("`{key}` does not apply to action `{action}`"),
+            );
+        }
+    }
+
+    fn deny_status(&mut self, raw: Option<i64>, at: &KeyPath) -> u16 {
+        let Some(status) = raw else {
+            return 403;
+        };
+        match u16::try_from(status) {
+            Ok(s) if DENY_STATUSES.contains(&s) => s,
+            _ => {
+                let list: Vec<String> = DENY_STATUSES.iter().map(u16::to_string).collect();
+                self.issue(
+                    &at.key("status"),
+                    format!(
+                        "{status} has no error page: deny answers one of {}",
+                        list.join(", ")
+                    ),
+                );
+                403
+            }
+        }
+    }
+
+    fn return_action(&mut self, rule: &RawHttpRule, at: &KeyPath) -> HttpAction {
+        let status = match rule.status {
+            None => 200,
+            Some(s @ 200..=599) => s as u16,
+            Some(s) => {
+                self.issue(
+                    &at.key("status"),
+                    format!("{s} is out of range: return answers a status from 200 to 599"),
+                );
+                200
+            }
+        };
+        let body = rule.body.clone().unwrap_or_default();
+        let content_type = rule.content_type.clone();
+        if let Some(t) = &content_type {
+            if t.is_empty() || t.chars().any(|c| c.is_control()) {
+                self.issue(
+                    &at.key("content_type"),
+                    "must be a media type without control characters, e.g. \"text/plain\"",
+                );
+            } else if body.is_empty() {
+                self.issue(
+                    &at.key("content_type"),
+                    "a content type without a `body` describes nothing (HAProxy ignores it); \
+                     remove it or give a body",
+                );
+            }
+        } else if !body.is_empty() {
+            self.issue(
+                &at.key("body"),
+                "a body needs its `content_type`, e.g. content_type = \"text/plain\" (as in HAProxy)",
+            );
+        }
+        if (status == 204 || status == 304) && !body.is_empty() {
+            self.issue(&at.key("body"), format!("a {status} response has no body"));
+        }
+        HttpAction::Return {
+            status,
+            content_type,
+            body,
+        }
+    }
+
+    fn header_name(&mut self, raw: Option<&str>, action: &str, side: Side, at: &KeyPath) -> String {
+        let Some(name) = raw else {
+            self.issue(
+                at,
+                format!("missing key `name`: the header `{action}` acts on"),
+            );
+            return String::new();
+        };
+        let at = at.key("name");
+        let lower = name.to_ascii_lowercase();
+        if name.is_empty() || !name.bytes().all(is_token_byte) {
+            self.issue(
+                &at,
+                format!("`{name}` is not a header name (an HTTP token)"),
+            );
+        } else if MANAGED.contains(&lower.as_str()) || (side == Side::Request && lower == "expect")
+        {
+            self.issue(
+                &at,
+                format!(
+                    "`{name}` is managed by tern (framing and hop-by-hop fields): rules may not \
+                     change it"
+                ),
+            );
+        } else if side == Side::Request && lower == "host" && action != "set-header" {
+            self.issue(
+                &at,
+                "`Host` may only be replaced (set-header): a request without Host or with two is \
+                 refused by servers",
+            );
+        }
+        name.to_owned()
+    }
+
+    fn header_value(&mut self, raw: Option<&str>, side: Side, rule: &KeyPath) -> ValueFormat {
+        let Some(text) = raw else {
+            self.issue(rule, "missing key `value` (use \"\" for an empty value)");
+            return ValueFormat::default();
+        };
+        let at = &rule.key("value");
+        match value::parse(text) {
+            Ok(format) => {
+                if side == Side::Response {
+                    let fetches = format.pieces.iter().filter_map(|p| match p {
+                        Piece::Fetch(f) => Some(f),
+                        Piece::Text(_) => None,
+                    });
+                    self.response_samples(fetches, at);
+                }
+                format
+            }
+            Err(e) => {
+                self.issue(at, e);
+                ValueFormat::default()
+            }
+        }
+    }
+
+    /// Reports samples a response rule cannot read (the request head is gone by then).
+    fn response_samples<'f>(&mut self, fetches: impl Iterator<Item = &'f Fetch>, at: &KeyPath) {
+        let mut refused: Vec<&str> = Vec::new();
+        for f in fetches {
+            let name = match f {
+                Fetch::Method => "method",
+                Fetch::Url => "url",
+                Fetch::Path => "path",
+                Fetch::Query => "query",
+                Fetch::Version => "req.ver",
+                _ => continue,
+            };
+            if !refused.contains(&name) {
+                refused.push(name);
+            }
+        }
+        if !refused.is_empty() {
+            self.issue(
+                at,
+                format!(
+                    "{} cannot be used in {}: only the connection (src, dst_port, ssl_fc, \
+                     ssl_fc_sni) and the response's headers (hdr) are known there",
+                    refused.join(", "),
+                    Side::Response.key()
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! What rules read: the facts of a request (or response) and of its connection, as
+//! [`tern_config::Facts`] for conditions and as samples for header values (`%[src]`).
+//!
+//! Everything is read in place from the parsed head and its buffer: nothing is copied or
+//! allocated per request. The connection's facts are gathered once per connection; the local
+//! port only when some rule reads `dst_port` (it costs a `getsockname`), and the SNI is
+//! borrowed from the TLS session when asked for.
+//!
+//! A response rule sees the response's fields through `hdr()` (as HAProxy's `hdr()` does in
+//! `http-response` rules); the request's start line is gone by then, and the configuration
+//! refuses response rules that read it.
+
+use std::io::Write;
+use std::net::IpAddr;
+
+use tern_config::{Facts, Fetch};
+use tern_h1::{Field, FieldValue, RequestHead, ResponseHead, Version};
+
+/// What is known of a client connection, for every request on it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnFacts {
+    /// The client's address.
+    pub peer: IpAddr,
+    /// The local port the client connected to (0 when no rule reads it).
+    pub local_port: u16,
+    /// Whether the connection is TLS.
+    pub tls: bool,
+}
+
+/// The facts of one request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestFacts<'a> {
+    pub head: &'a RequestHead,
+    /// The buffer `head` was parsed from.
+    pub buf: &'a [u8],
+    pub conn: &'a ConnFacts,
+    /// The server name of the TLS ClientHello.
+    pub sni: Option<&'a str>,
+}
+
+/// The facts of one response from a server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseFacts<'a> {
+    pub head: &'a ResponseHead,
+    /// The buffer `head` was parsed from.
+    pub buf: &'a [u8],
+    pub conn: &'a ConnFacts,
+    pub sni: Option<&'a str>,
+}
+
+/// Facts that can also be written into a header value.
+pub(crate) trait Samples: Facts {
+    /// Appends the sample `fetch` to `out`; a missing sample appends nothing.
+    fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>);
+}
+
+impl Facts for RequestFacts<'_> {
+    fn method(&self) -> &[u8] {
+        self.head.method_bytes(self.buf)
+    }
+
+    fn url(&self) -> &[u8] {
+        self.head.target().get(self.buf)
+    }
+
+    fn path(&self) -> &[u8] {
+        let path = self.head.path().get(self.buf);
+        let path = path.split(|&b| b == b'?').next().unwrap_or_default();
+        // An absolute-form target without a path means `/`.
+        if path.is_empty() {
+            b"/"
+        } else {
+            path
+        }
+    }
+
+    fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+        any_value(self.head.fields(), self.buf, name, each)
+    }
+
+    fn version(&self) -> (u8, u8) {
+        match self.head.version() {
+            Version::Http10 => (1, 0),
+            _ => (1, 1),
+        }
+    }
+
+    fn src(&self) -> IpAddr {
+        self.conn.peer
+    }
+
+    fn dst_port(&self) -> u16 {
+        self.conn.local_port
+    }
+
+    fn tls(&self) -> bool {
+        self.conn.tls
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.sni
+    }
+}
+
+impl Samples for RequestFacts<'_> {
+    fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>) {
+        match fetch {
+            Fetch::Method => out.push(self.method()),
+            Fetch::Url => out.push(self.url()),
+            Fetch::Path => out.push(self.path()),
+            Fetch::Header(name) => {
+                out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
+            }
+            _ => connection_sample(fetch, self.conn, self.sni, out),
+        }
+    }
+}
+
+impl Facts for ResponseFacts<'_> {
+    // The request line is not known here (validation keeps response rules from asking).
+    fn method(&self) -> &[u8] {
+        b""
+    }
+
+    fn url(&self) -> &[u8] {
+        b""
+    }
+
+    fn path(&self) -> &[u8] {
+        b""
+    }
+
+    fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+        any_value(self.head.fields(), self.buf, name, each)
+    }
+
+    fn version(&self) -> (u8, u8) {
+        match self.head.version() {
+            Version::Http10 => (1, 0),
+            _ => (1, 1),
+        }
+    }
+
+    fn src(&self) -> IpAddr {
+        self.conn.peer
+    }
+
+    fn dst_port(&self) -> u16 {
+        self.conn.local_port
+    }
+
+    fn tls(&self) -> bool {
+        self.conn.tls
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.sni
+    }
+}
+
+impl Samples for ResponseFacts<'_> {
+    fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>) {
+        match fetch {
+            Fetch::Header(name) => {
+                out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
+            }
+            _ => connection_sample(fetch, self.conn, self.sni, out),
+        }
+    }
+}
+
+/// The samples of the connection; request-line samples have no value here.
+fn connection_sample(fetch: &Fetch, conn: &ConnFacts, sni: Option<&str>, out: &mut FieldValue<'_>) {
+    match fetch {
+        // Writing to a Vec cannot fail.
+        Fetch::Src => {
+            let _ = write!(out.raw(), "{}", conn.peer.to_canonical());
+        }
+        Fetch::DstPort => {
+            let _ = write!(out.raw(), "{}", conn.local_port);
+        }
+        Fetch::Tls => out.push(if conn.tls { b"1" } else { b"0" }),
+        Fetch::Sni => out.push(sni.unwrap_or_default().as_bytes()),
+        _ => {}
+    }
+}
+
+/// The values of the fields named `name`, split at commas and trimmed, as HAProxy's `hdr()`.
+fn values<'b>(fields: &'b [Field], buf: &'b [u8], name: &'b str) -> impl Iterator<Item = &'b [u8]> {
+    fields
+        .iter()
+        .filter(move |f| f.name(buf).eq_ignore_ascii_case(name.as_bytes()))
+        .flat_map(move |f| f.value(buf).split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+}
+
+fn any_value(
+    fields: &[Field],
+    buf: &[u8],
+    name: &str,
+    each: &mut dyn FnMut(&[u8]) -> bool,
+) -> bool {
+    values(fields, buf, name).any(each)
+}
+
+/// The last value of `name` (HAProxy's `hdr()` in a log-format string: occurrence -1).
+fn last_value<'b>(fields: &'b [Field], buf: &'b [u8], name: &'b str) -> Option<&'b [u8]> {
+    values(fields, buf, name).last()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use tern_h1::{parse_request, parse_response, HeaderEdits, Limits, Method};
+
+    const CONN: ConnFacts = ConnFacts {
+        peer: IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7)),
+        local_port: 8443,
+        tls: true,
+    };
+
+    fn request(raw: &str) -> RequestHead {
+        let mut head = RequestHead::new();
+        parse_request(raw.as_bytes(), &Limits::default(), &mut head).unwrap();
+        head
+    }
+
+    fn sample_of(facts: &dyn Samples, fetch: Fetch) -> String {
+        let mut e = HeaderEdits::new();
+        facts.sample(&fetch, &mut e.add(b"x"));
+        String::from_utf8(e.added()[3..e.added().len() - 2].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn request_facts_read_the_parsed_head() {
+        let raw =
+            "GET http://a.test/p/q?x=1 HTTP/1.0\r\nHost: a.test\r\nX-T: a, b\r\nx-t: c\r\n\r\n";
+        let head = request(raw);
+        let f = RequestFacts {
+            head: &head,
+            buf: raw.as_bytes(),
+            conn: &CONN,
+            sni: Some("a.test"),
+        };
+        assert_eq!(f.method(), b"GET");
+        assert_eq!(f.url(), b"http://a.test/p/q?x=1");
+        assert_eq!(f.path(), b"/p/q");
+        assert_eq!(f.version(), (1, 0));
+        let mut seen = Vec::new();
+        f.any_header("x-t", &mut |v| {
+            seen.push(String::from_utf8(v.to_vec()).unwrap());
+            false
+        });
+        assert_eq!(seen, ["a", "b", "c"]);
+        assert_eq!(sample_of(&f, Fetch::Header("x-t".into())), "c");
+        assert_eq!(sample_of(&f, Fetch::Header("none".into())), "");
+        assert_eq!(sample_of(&f, Fetch::Src), "192.0.2.7");
+        assert_eq!(sample_of(&f, Fetch::DstPort), "8443");
+        assert_eq!(sample_of(&f, Fetch::Tls), "1");
+        assert_eq!(sample_of(&f, Fetch::Sni), "a.test");
+        assert_eq!(sample_of(&f, Fetch::Path), "/p/q");
+    }
+
+    #[test]
+    fn response_facts_read_the_response_fields() {
+        let raw = "HTTP/1.1 200 OK\r\nServer: s1\r\nContent-Length: 0\r\n\r\n";
+        let mut head = ResponseHead::new();
+        parse_response(raw.as_bytes(), &Limits::default(), &mut head, Method::Get).unwrap();
+        let f = ResponseFacts {
+            head: &head,
+            buf: raw.as_bytes(),
+            conn: &CONN,
+            sni: None,
+        };
+        assert!(f.any_header("server", &mut |v| v == b"s1"));
+        assert_eq!(sample_of(&f, Fetch::Header("server".into())), "s1");
+        assert_eq!(sample_of(&f, Fetch::Sni), "");
+        assert_eq!(sample_of(&f, Fetch::Method), "");
+    }
+}

@@ -1,0 +1,153 @@
+//! Per-request rules: the backend choice (`use_backend`) and header rules (`http_request`,
+//! `http_response`), evaluated on the facts of [`crate::facts`].
+//!
+//! The order is HAProxy's: the frontend's `http_request` rules, then the backend choice, then
+//! the chosen backend's `http_request` rules; on the way back the backend's `http_response`
+//! rules, then the frontend's. Header rules only fill a [`HeaderEdits`], applied when the head
+//! is rewritten, so a condition sees the message as it arrived (HAProxy's conditions see the
+//! edits of earlier rules; configurations that test a header an earlier rule set differ).
+//!
+//! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
+//! without rules costs nothing per request: no condition is evaluated and no fact is read.
+
+use tern_config::{Config, Fetch, HttpAction, HttpRule, Piece, Route};
+use tern_h1::HeaderEdits;
+
+use crate::facts::Samples;
+use crate::StartError;
+
+/// A frontend's backend choice, with names resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Routing {
+    /// The backend of each `use_backend` rule, in order.
+    routes: Vec<usize>,
+    /// `default_backend`.
+    default: Option<usize>,
+}
+
+impl Routing {
+    /// The routing of every frontend of `cfg`.
+    pub(crate) fn build(cfg: &Config) -> Result<Vec<Routing>, StartError> {
+        let index = |fe: &tern_config::Frontend, name: &str| {
+            cfg.backend_index(name)
+                .ok_or_else(|| StartError::UnknownBackend(fe.name.clone()))
+        };
+        cfg.frontends
+            .iter()
+            .map(|fe| {
+                Ok(Routing {
+                    routes: fe
+                        .use_backend
+                        .iter()
+                        .map(|r| index(fe, &r.backend))
+                        .collect::<Result<_, _>>()?,
+                    default: fe
+                        .default_backend
+                        .as_deref()
+                        .map(|name| index(fe, name))
+                        .transpose()?,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the backend is the same for every request (no `use_backend` rule).
+    pub(crate) fn fixed(&self) -> Option<Option<usize>> {
+        self.routes.is_empty().then_some(self.default)
+    }
+
+    /// The backend of a request: that of the first rule of `rules` (the frontend's
+    /// `use_backend`, in the order [`Routing::build`] saw them) whose condition holds, else the
+    /// default; `None` when neither.
+    pub(crate) fn choose(&self, rules: &[Route], facts: &dyn tern_config::Facts) -> Option<usize> {
+        rules
+            .iter()
+            .zip(&self.routes)
+            .find(|(rule, _)| rule.condition.matches(facts))
+            .map(|(_, &backend)| backend)
+            .or(self.default)
+    }
+}
+
+/// What the request rules decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Verdict<'r> {
+    /// Go on (header edits, if any, are in the edits).
+    Pass,
+    /// Answer with tern's page of this status (`deny`).
+    Deny(u16),
+    /// Answer with this `return` action.
+    Return(&'r HttpAction),
+}
+
+/// Runs `rules` on a request: header edits go to `edits`, a `deny` or `return` ends the run.
+pub(crate) fn on_request<'r, F: Samples>(
+    rules: &'r [HttpRule],
+    facts: &F,
+    edits: &mut HeaderEdits,
+) -> Verdict<'r> {
+    for rule in rules {
+        if !rule.condition.matches(facts) {
+            continue;
+        }
+        match &rule.action {
+            HttpAction::Deny { status } => return Verdict::Deny(*status),
+            action @ HttpAction::Return { .. } => return Verdict::Return(action),
+            action => edit(action, facts, edits),
+        }
+    }
+    Verdict::Pass
+}
+
+/// Runs header `rules` on a response (validation admits only header edits there).
+pub(crate) fn on_response<F: Samples>(rules: &[HttpRule], facts: &F, edits: &mut HeaderEdits) {
+    for rule in rules {
+        if rule.condition.matches(facts) {
+            edit(&rule.action, facts, edits);
+        }
+    }
+}
+
+/// Applies one header action.
+fn edit<F: Samples>(action: &HttpAction, facts: &F, edits: &mut HeaderEdits) {
+    let (mut value, format) = match action {
+        HttpAction::SetHeader { name, value } => (edits.set(name.as_bytes()), value),
+        HttpAction::AddHeader { name, value } => (edits.add(name.as_bytes()), value),
+        HttpAction::DelHeader { name } => return edits.delete(name.as_bytes()),
+        HttpAction::Deny { .. } | HttpAction::Return { .. } => return,
+    };
+    for piece in &format.pieces {
+        match piece {
+            Piece::Text(text) => value.push(text.as_bytes()),
+            Piece::Fetch(fetch) => facts.sample(fetch, &mut value),
+        }
+    }
+}
+
+/// Whether any rule of `cfg` reads `dst_port` (connections then look their local port up).
+pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
+    let in_rule = |rule: &HttpRule| {
+        let in_value = match &rule.action {
+            HttpAction::SetHeader { value, .. } | HttpAction::AddHeader { value, .. } => value
+                .pieces
+                .iter()
+                .any(|p| matches!(p, Piece::Fetch(Fetch::DstPort))),
+            _ => false,
+        };
+        in_value || rule.condition.fetches().any(|f| *f == Fetch::DstPort)
+    };
+    let frontends = cfg.frontends.iter().any(|fe| {
+        fe.use_backend
+            .iter()
+            .any(|r| r.condition.fetches().any(|f| *f == Fetch::DstPort))
+            || fe.http_request.iter().chain(&fe.http_response).any(in_rule)
+    });
+    frontends
+        || cfg
+            .backends
+            .iter()
+            .any(|be| be.http_request.iter().chain(&be.http_response).any(in_rule))
+}
+
+#[cfg(test)]
+mod tests;
