@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod haproxy;
 pub mod locate;
 pub mod model;
 mod raw;
@@ -27,14 +28,24 @@ mod test_support;
 mod tests;
 
 pub use error::{ConfigError, ConfigErrors};
+pub use haproxy::{format_warnings, Warning, WarningKind};
 pub use model::*;
 
 use std::path::Path;
 
 use locate::{KeyPath, Locator, Segment};
 
-/// Reads and validates the configuration file at `path`.
+/// Reads and validates the configuration file at `path` (TOML, or HAProxy syntax: see
+/// [`load_with_warnings`]).
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    load_with_warnings(path).map(|(config, _)| config)
+}
+
+/// Reads and validates the configuration file at `path`, TOML or HAProxy syntax (told apart
+/// by [`haproxy::is_haproxy`]: the extension, else the content). The warnings are those of a
+/// HAProxy file (keywords with no effect in tern, or mapped approximately); a TOML file has
+/// none.
+pub fn load_with_warnings(path: &Path) -> Result<(Config, Vec<Warning>), ConfigErrors> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ConfigErrors(vec![ConfigError {
             file: path.to_path_buf(),
@@ -43,7 +54,11 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
             message: format!("cannot read the configuration file: {e}"),
         }])
     })?;
-    parse(&text, path)
+    if haproxy::is_haproxy(path, &text) {
+        haproxy::parse(&text, path)
+    } else {
+        parse(&text, path).map(|config| (config, Vec::new()))
+    }
 }
 
 /// Validates configuration `text` as if read from `file` (used for messages, and as the base

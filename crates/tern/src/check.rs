@@ -1,5 +1,7 @@
 //! `tern check -c FILE`: validate a configuration and load its certificates, like `haproxy -c`.
-//! Exit status 0 with a one-line summary, or 2 with every error found.
+//! Exit status 0 with a one-line summary, 1 with the summary when a HAProxy file has keywords
+//! with no effect in tern or mapped approximately (listed on stderr as one warning), or 2 with
+//! every error found.
 
 use std::process::ExitCode;
 
@@ -7,18 +9,25 @@ use crate::cli::CheckArgs;
 use crate::run::build_snapshot;
 
 pub fn main(args: &CheckArgs) -> ExitCode {
-    let config = match tern_config::load(&args.config) {
-        Ok(c) => c,
+    let (config, warnings) = match tern_config::load_with_warnings(&args.config) {
+        Ok(loaded) => loaded,
         Err(errors) => {
             eprintln!("{errors}");
             return ExitCode::from(2);
         }
     };
+    if !warnings.is_empty() {
+        eprintln!("{}", tern_config::format_warnings(&warnings));
+    }
     let summary = config.summary();
     match build_snapshot(config) {
         Ok(_) => {
             println!("{}: {summary}", args.config.display());
-            ExitCode::SUCCESS
+            if warnings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         Err(e) => {
             eprintln!("{}: {e:#}", args.config.display());

@@ -22,8 +22,11 @@ pub struct Cli {
 pub enum Command {
     /// Run the load balancer with a configuration file.
     Run(RunArgs),
-    /// Validate a configuration file (and load its certificates), then exit.
+    /// Validate a configuration file (and load its certificates), then exit: 0 valid, 1 valid
+    /// with warnings (a HAProxy file), 2 invalid.
     Check(CheckArgs),
+    /// Print a HAProxy configuration (haproxy.cfg) as the equivalent tern TOML.
+    Convert(ConvertArgs),
     /// Start three test backends and a TLS frontend balancing across them.
     Demo(DemoArgs),
     /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
@@ -84,16 +87,23 @@ pub enum BenchSub {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Configuration file (TOML).
+    /// Configuration file: tern TOML, or HAProxy syntax (`.cfg`).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Configuration file (TOML).
+    /// Configuration file: tern TOML, or HAProxy syntax (`.cfg`).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// HAProxy configuration file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -150,17 +150,21 @@ impl Generations {
     }
 
     fn reload_file(&self) -> Result<String, ControlError> {
-        let config = tern_config::load(&self.config_path).map_err(|errors| {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-            warn!(
-                "reload refused: invalid configuration in {}, the running generation \
+        let (config, warnings) =
+            tern_config::load_with_warnings(&self.config_path).map_err(|errors| {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                warn!(
+                    "reload refused: invalid configuration in {}, the running generation \
                  continues:\n{errors}",
-                self.config_path.display()
-            );
-            ControlError::Failed(format!(
-                "reload refused, configuration unchanged:\n{errors}"
-            ))
-        })?;
+                    self.config_path.display()
+                );
+                ControlError::Failed(format!(
+                    "reload refused, configuration unchanged:\n{errors}"
+                ))
+            })?;
+        if !warnings.is_empty() {
+            warn!("{}", tern_config::format_warnings(&warnings));
+        }
         self.replace(config, "reload")
     }
 

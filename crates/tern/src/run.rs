@@ -173,8 +173,13 @@ fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<P
     // core (priority.rs).
     let path = path.to_owned();
     let mut snapshot = crate::priority::low(move || {
-        let config = match tern_config::load(&path) {
-            Ok(c) => c,
+        let config = match tern_config::load_with_warnings(&path) {
+            Ok((config, warnings)) => {
+                if !warnings.is_empty() {
+                    eprintln!("{}", tern_config::format_warnings(&warnings));
+                }
+                config
+            }
             Err(errors) => {
                 eprintln!("{errors}");
                 anyhow::bail!("invalid configuration: {}\n{errors}", path.display());

@@ -1,0 +1,154 @@
+//! Persistence: `cookie NAME insert ...` (+ each server's `cookie VALUE`) → `cookie`, and
+//! `stick-table type ip ...` + `stick on src` → `stick`.
+//!
+//! tern's cookie persistence is HAProxy's insert mode; `rewrite`, `prefix` and the passive mode
+//! are not supported yet. tern's stick table remembers client addresses only.
+
+use super::proxy::Cx;
+use super::sections::Line;
+use super::settings::{Cookie, ProxyCfg, Src, StickTable};
+use super::units::{parse_size, parse_time, Unit};
+
+pub(crate) fn cookie(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let Some(name) = cx.arg(line, 1, "a cookie name") else {
+        return;
+    };
+    let mut c = Cookie {
+        name: name.to_owned(),
+        ..Cookie::default()
+    };
+    let mut insert = false;
+    let words = &line.words[2..];
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        match word {
+            "insert" => insert = true,
+            "indirect" => c.indirect = true,
+            "nocache" => c.nocache = true,
+            "postonly" => c.postonly = true,
+            "httponly" => c.httponly = true,
+            "secure" => c.secure = true,
+            "domain" => {
+                let Some(domain) = words.get(i + 1) else {
+                    cx.error(line.no, "'cookie ... domain' needs a domain");
+                    return;
+                };
+                if c.domain.is_some() {
+                    cx.unsupported_because(
+                        line.no,
+                        "cookie ... domain",
+                        "tern sets one Domain attribute",
+                    );
+                }
+                c.domain = Some(domain.clone());
+                i += 1;
+            }
+            "rewrite" | "prefix" | "preserve" | "dynamic" => {
+                cx.unsupported(line.no, &format!("cookie ... {word}"));
+            }
+            "maxidle" | "maxlife" | "attr" => {
+                cx.unsupported(line.no, &format!("cookie ... {word}"));
+                i += 1;
+            }
+            other => {
+                cx.error(line.no, format!("'cookie': unknown option '{other}'"));
+                return;
+            }
+        }
+        i += 1;
+    }
+    if !insert && !words.iter().any(|w| w == "rewrite" || w == "prefix") {
+        cx.unsupported_because(
+            line.no,
+            "cookie",
+            "without 'insert' HAProxy only reads a cookie the server sets; tern inserts its own (write 'insert')",
+        );
+        return;
+    }
+    p.cookie = Some(Src::new(c, line.no));
+}
+
+pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    if !cx.not_in_defaults(line) {
+        return;
+    }
+    let words = &line.words[1..];
+    let mut table = StickTable {
+        size: 0,
+        expire: None,
+    };
+    let mut typed = false;
+    let mut i = 0;
+    while i < words.len() {
+        if words[i] == "nopurge" {
+            cx.unsupported(line.no, "stick-table ... nopurge");
+            i += 1;
+            continue;
+        }
+        let Some(value) = words.get(i + 1) else {
+            cx.error(
+                line.no,
+                format!("'stick-table': '{}' needs a value", words[i]),
+            );
+            return;
+        };
+        match words[i].as_str() {
+            "type" => match value.as_str() {
+                "ip" | "ipv6" => typed = true,
+                other => {
+                    cx.unsupported_because(
+                        line.no,
+                        &format!("stick-table type {other}"),
+                        "tern's stick table holds client addresses (type ip)",
+                    );
+                    return;
+                }
+            },
+            "size" => match parse_size(value) {
+                Ok(size) => table.size = size,
+                Err(e) => cx.error(line.no, format!("'stick-table size': {e}")),
+            },
+            "expire" => match parse_time(value, Unit::Ms) {
+                Ok(ms) => table.expire = Some(ms),
+                Err(e) => cx.error(line.no, format!("'stick-table expire': {e}")),
+            },
+            option @ ("peers" | "store" | "srvkey" | "write-to" | "recv-only") => {
+                cx.unsupported(line.no, &format!("stick-table ... {option}"));
+            }
+            other => {
+                cx.error(line.no, format!("'stick-table': unknown option '{other}'"));
+                return;
+            }
+        }
+        i += 2;
+    }
+    if !typed || table.size == 0 {
+        cx.error(line.no, "'stick-table' needs 'type ip' and a 'size'");
+        return;
+    }
+    p.stick_table = Some(Src::new(table, line.no));
+}
+
+pub(crate) fn stick(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    match (line.word(1), line.word(2), line.words.len()) {
+        (Some("on"), Some("src"), 3) => p.stick_on = Some(Src::new((), line.no)),
+        (Some("on"), Some("src"), _) => {
+            let what = format!("stick on src {}", line.words[3..].join(" "));
+            cx.unsupported_because(
+                line.no,
+                &what,
+                "tern sticks every request of a backend to its own table",
+            );
+        }
+        (Some(_), _, _) => {
+            let what = format!("stick {}", line.words[1..].join(" "));
+            cx.unsupported_because(
+                line.no,
+                &what,
+                "tern sticks on the client's address ('stick on src')",
+            );
+        }
+        (None, _, _) => cx.error(line.no, "'stick' needs 'on src'"),
+    }
+}

@@ -1,0 +1,227 @@
+//! ACLs and the rules that use them: `acl`, `use_backend`, `http-request`, `http-response`.
+//!
+//! tern's `acl`, `use_backend`, `http_request` and `http_response` keys take HAProxy's own
+//! grammar as strings, so the words of an ACL or a condition are only joined back together
+//! (quoted where a word needs it, see `toml_text::condition`); tern parses and checks them. Each
+//! rule becomes one inline table on its own line.
+
+use super::proxy::Cx;
+use super::sections::Line;
+use super::settings::{ProxyCfg, Src};
+use super::toml_text::{condition, string, Inline};
+
+pub(crate) fn rule(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    if !cx.not_in_defaults(line) {
+        return;
+    }
+    match line.keyword() {
+        "acl" => acl(line, p, cx),
+        "use_backend" => {
+            if cx.side(line, true) {
+                use_backend(line, p, cx);
+            }
+        }
+        "http-request" => {
+            if let Some(rule) = http_request(line, cx) {
+                p.http_request.push(Src::new(rule, line.no));
+            }
+        }
+        _ => {
+            if let Some(rule) = http_response(line, cx) {
+                p.http_response.push(Src::new(rule, line.no));
+            }
+        }
+    }
+}
+
+fn acl(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let (Some(name), true) = (line.word(1), line.words.len() > 2) else {
+        cx.error(line.no, "'acl' needs a name and a criterion");
+        return;
+    };
+    p.acls.push(Src::new(
+        (name.to_owned(), condition(&line.words[2..])),
+        line.no,
+    ));
+}
+
+/// `if COND` / `unless COND` at the end of a rule → the rule table's key and value.
+fn cond(
+    line: &Line,
+    rest: &[String],
+    cx: &mut Cx<'_>,
+) -> Result<Option<(&'static str, String)>, ()> {
+    let Some((first, words)) = rest.split_first() else {
+        return Ok(None);
+    };
+    let key = match first.as_str() {
+        "if" => "if",
+        "unless" => "unless",
+        other => {
+            cx.error(
+                line.no,
+                format!("unexpected '{other}' (expected 'if' or 'unless' and a condition)"),
+            );
+            return Err(());
+        }
+    };
+    if words.is_empty() {
+        cx.error(line.no, format!("'{key}' needs a condition"));
+        return Err(());
+    }
+    Ok(Some((key, condition(words))))
+}
+
+fn use_backend(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let Some(backend) = cx.arg(line, 1, "a backend name") else {
+        return;
+    };
+    if backend.contains("%[") {
+        cx.unsupported_because(line.no, "use_backend %[...]", "the backend must be named");
+        return;
+    }
+    let Ok(condition) = cond(line, &line.words[2..], cx) else {
+        return;
+    };
+    let mut t = Inline::new();
+    t.set("backend", string(backend));
+    if let Some((key, text)) = condition {
+        t.set(key, string(&text));
+    }
+    p.use_backend.push(Src::new(t.text(), line.no));
+    p.route_targets.push(backend.to_owned());
+}
+
+/// The header actions common to `http-request` and `http-response`: the rule table, and the
+/// words left for the condition. `None` when `action` is not one of them.
+fn header_action<'w>(
+    line: &'w Line,
+    action: &str,
+    cx: &mut Cx<'_>,
+) -> Option<Option<(Inline, &'w [String])>> {
+    let words = &line.words;
+    let mut t = Inline::new();
+    t.set("action", string(action));
+    match action {
+        "set-header" | "add-header" => {
+            let (Some(name), Some(value)) = (words.get(2), words.get(3)) else {
+                cx.error(
+                    line.no,
+                    format!("'{action}' needs a header name and a value"),
+                );
+                return Some(None);
+            };
+            t.set("name", string(name)).set("value", string(value));
+            Some(Some((t, &words[4..])))
+        }
+        "del-header" => {
+            let Some(name) = words.get(2) else {
+                cx.error(line.no, "'del-header' needs a header name");
+                return Some(None);
+            };
+            if words.get(3).is_some_and(|w| w == "-m") {
+                cx.unsupported(line.no, "del-header ... -m");
+                return Some(None);
+            }
+            t.set("name", string(name));
+            Some(Some((t, &words[3..])))
+        }
+        _ => None,
+    }
+}
+
+fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
+    let action = cx.arg(line, 1, "an action")?;
+    if let Some(found) = header_action(line, action, cx) {
+        let (mut t, rest) = found?;
+        return finish(line, &mut t, rest, cx);
+    }
+    let mut t = Inline::new();
+    t.set("action", string(action));
+    let rest = match action {
+        "deny" => {
+            let words = &line.words[2..];
+            match words {
+                [status, code, rest @ ..] if status == "deny_status" || status == "status" => {
+                    t.set("status", number(code, line, cx)?);
+                    rest
+                }
+                _ => words,
+            }
+        }
+        "return" => return_args(line, &mut t, cx)?,
+        _ => {
+            cx.unsupported(line.no, &format!("http-request {action}"));
+            return None;
+        }
+    };
+    finish(line, &mut t, rest, cx)
+}
+
+/// `return [status N] [content-type T] [string S | lf-string S]`; the words left after them.
+fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
+    let words = &line.words;
+    let mut i = 2;
+    while let Some(option) = words.get(i).map(String::as_str) {
+        if option == "if" || option == "unless" {
+            break;
+        }
+        let Some(value) = words.get(i + 1) else {
+            cx.error(line.no, format!("'return ... {option}' needs a value"));
+            return None;
+        };
+        match option {
+            "status" => {
+                t.set("status", number(value, line, cx)?);
+            }
+            "content-type" => {
+                t.set("content_type", string(value));
+            }
+            "string" => {
+                t.set("body", string(value));
+            }
+            "lf-string" if !value.contains('%') => {
+                t.set("body", string(value));
+            }
+            _ => {
+                cx.unsupported(line.no, &format!("http-request return ... {option}"));
+                return None;
+            }
+        }
+        i += 2;
+    }
+    Some(&words[i..])
+}
+
+fn http_response(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
+    let action = cx.arg(line, 1, "an action")?;
+    match header_action(line, action, cx) {
+        Some(found) => {
+            let (mut t, rest) = found?;
+            finish(line, &mut t, rest, cx)
+        }
+        None => {
+            cx.unsupported(line.no, &format!("http-response {action}"));
+            None
+        }
+    }
+}
+
+/// Adds the condition (if any) and renders the rule.
+fn finish(line: &Line, t: &mut Inline, rest: &[String], cx: &mut Cx<'_>) -> Option<String> {
+    let condition = cond(line, rest, cx).ok()?;
+    if let Some((key, text)) = condition {
+        t.set(key, string(&text));
+    }
+    Some(t.text())
+}
+
+fn number(text: &str, line: &Line, cx: &mut Cx<'_>) -> Option<String> {
+    match text.parse::<u16>() {
+        Ok(n) => Some(n.to_string()),
+        Err(_) => {
+            cx.error(line.no, format!("invalid status '{text}'"));
+            None
+        }
+    }
+}
