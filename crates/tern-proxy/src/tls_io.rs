@@ -128,8 +128,9 @@ impl TlsStream {
         Ok(stream)
     }
 
-    /// [`TlsStream::accept`], with each batch of received records processed on the worker's
-    /// offload thread (`offload.rs`): the worker only moves bytes between socket and rustls.
+    /// [`TlsStream::accept`], with the records up to the server's first flight (the
+    /// ClientHello: key exchange and signature) processed on the worker's offload thread
+    /// (`offload.rs`); the worker only moves bytes between socket and rustls meanwhile.
     pub(crate) async fn accept_offloaded(
         mut tcp: TcpStream,
         config: Arc<ServerConfig>,
@@ -141,18 +142,28 @@ impl TlsStream {
         let mut sent = 0;
         let mut cert = None;
         let mut pending = !received.is_empty();
+        // Until the server's first flight is written, processing means the key exchange and
+        // the signature: offloaded. After it (the client's Finished, a TLS 1.2 key exchange
+        // message) processing is cheap next to two thread hand-offs: inline.
+        let mut flight_made = false;
         loop {
             if pending {
-                let (back, processed, chosen) = offload
-                    .run(move || {
-                        cert_probe::clear();
-                        let processed = conn.process_new_packets().map(|_| ());
-                        (conn, processed, cert_probe::take())
-                    })
-                    .await
-                    .map_err(|_| io::Error::other("the handshake offload thread is gone"))?;
-                conn = back;
-                cert = cert.or(chosen);
+                let processed = if flight_made {
+                    conn.process_new_packets().map(|_| ())
+                } else {
+                    let (back, processed, chosen) = offload
+                        .run(move || {
+                            cert_probe::clear();
+                            let processed = conn.process_new_packets().map(|_| ());
+                            (conn, processed, cert_probe::take())
+                        })
+                        .await
+                        .map_err(|_| io::Error::other("the handshake offload thread is gone"))?;
+                    conn = back;
+                    cert = cert.or(chosen);
+                    flight_made = conn.wants_write();
+                    processed
+                };
                 if let Err(e) = processed {
                     std::future::poll_fn(|cx| {
                         send_alert(&mut tcp, &mut conn, cx);
