@@ -38,13 +38,15 @@ backend app
 CFG
 }
 
-# tern config: $1 = certificate name (rsa|ecdsa).
+# tern config: $1 = certificate name (rsa|ecdsa), $2 = extra [global] lines (TERN_GLOBAL for
+# `tern`, TERN_BASE_GLOBAL for `tern-base`: compare settings, e.g. handshake_offload, side by side).
 tern_config() {
     cat <<CFG
 [global]
 workers = 1
 cpus = [$SERVER_CPU]
 maxconn = 10000
+${2:-}
 
 [[frontend]]
 name = "web"
@@ -92,11 +94,11 @@ start_server() {
         start_pinned "$SERVER_CPU" "haproxy-$cert" haproxy -db -f "$TMP/haproxy-$cert.cfg"
         ;;
     tern)
-        tern_config "$cert" >"$TMP/tern-$cert.toml"
+        tern_config "$cert" "${TERN_GLOBAL:-}" >"$TMP/tern-$cert.toml"
         start_pinned "$SERVER_CPU" "tern-$cert" "$TERN" run -c "$TMP/tern-$cert.toml"
         ;;
     tern-base)
-        tern_config "$cert" >"$TMP/tern-base-$cert.toml"
+        tern_config "$cert" "${TERN_BASE_GLOBAL:-}" >"$TMP/tern-base-$cert.toml"
         start_pinned "$SERVER_CPU" "tern-base-$cert" "$TERN_BASE" run -c "$TMP/tern-base-$cert.toml"
         ;;
     *) die "unknown server $server" ;;
