@@ -195,12 +195,16 @@ pub struct QueueSettings {
     pub timeout: Duration,
 }
 
-/// Insert-mode cookie persistence (`cookie = { name, ... }`), like HAProxy's
-/// `cookie NAME insert [indirect] [nocache] [postonly] [httponly] [secure] [domain D]`.
+/// Cookie persistence (`cookie = { name, mode, ... }`), like HAProxy's
+/// `cookie NAME insert|rewrite|prefix [indirect] [nocache] [postonly] [httponly] [secure]
+/// [domain D]`. The attribute options (`nocache` to `max_age`) act on the cookie tern inserts,
+/// so only in insert mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CookiePersistence {
     /// Cookie name (an HTTP token).
     pub name: String,
+    /// Who sets the cookie and how tern reads it (`mode`).
+    pub mode: CookieMode,
     /// Strip the cookie from requests before they reach the server, and do not set it again on
     /// a client that already holds a valid one (the server never sees it).
     pub indirect: bool,
@@ -219,6 +223,21 @@ pub struct CookiePersistence {
     pub max_age: Option<Duration>,
     /// Cookie value of each server, in server order: from the `values` map, else the server name.
     pub values: Vec<String>,
+}
+
+/// Where a persistence cookie comes from (`cookie.mode`), as HAProxy's cookie modes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CookieMode {
+    /// tern sets a cookie of its own naming the server (`insert`).
+    #[default]
+    Insert,
+    /// The server sets the cookie; tern replaces its value with the server's cookie value, and
+    /// requests carrying that value go back to the server (`rewrite`).
+    Rewrite,
+    /// The server sets the cookie (an application cookie); tern puts `<server value>~` before
+    /// its value, routes requests by that prefix and removes it before they reach the server
+    /// (`prefix`).
+    Prefix,
 }
 
 /// Source-address stickiness (`stick = { on = "source", size, expire }`).

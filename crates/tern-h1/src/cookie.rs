@@ -1,7 +1,11 @@
-//! Request cookies: finding one by name and writing a `Cookie` field without it.
+//! Request cookies: finding one by name, writing a `Cookie` field without it or without the
+//! server prefix tern put on it, and the [`CookieEdit`] a rewrite applies.
 //!
 //! Cookie persistence reads the load balancer's own cookie from the request and, in `indirect`
 //! mode, removes it before the request reaches the server, leaving every other cookie as sent.
+//! In prefix mode the cookie is the application's own, its value prefixed with `<server>~`
+//! on the way to the client ([`crate::set_cookie`]); the prefix is removed again on the way
+//! back, so the server finds the value it set.
 //! A `Cookie` field is a `; `-separated list of `name=value` pairs (RFC 6265 §4.2.1); clients
 //! may send several `Cookie` fields (HTTP/1.1 clients should not, but some do), so every one is
 //! searched. Parsing is lenient the way servers are: pairs without `=` are kept as they are and
@@ -10,6 +14,34 @@
 
 use crate::fields::Field;
 use crate::request::RequestHead;
+
+/// Separates the server's value from the application's in prefix mode (HAProxy's `~`).
+pub const PREFIX_DELIMITER: u8 = b'~';
+
+/// What a rewrite does to the persistence cookie of one message (cookie persistence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CookieEdit<'a> {
+    /// Requests: remove the cookie `name` from every `Cookie` field (insert mode, `indirect`).
+    Strip(&'a [u8]),
+    /// Requests: remove the `<server>~` prefix from the value of the cookie `name` (prefix mode).
+    Unprefix(&'a [u8]),
+    /// Responses: a `Set-Cookie` that sets `name` sets it to `value` instead (rewrite mode).
+    Rewrite { name: &'a [u8], value: &'a [u8] },
+    /// Responses: a `Set-Cookie` that sets `name` gets `value~` before its value (prefix mode).
+    Prefix { name: &'a [u8], value: &'a [u8] },
+    /// Responses: every `Set-Cookie` that sets `name` is removed (prefix mode with `indirect`,
+    /// when the client already holds a cookie for the server).
+    Drop(&'a [u8]),
+}
+
+/// The server part of a prefix-mode value: what comes before the first `~`, or the whole
+/// value when there is none (HAProxy reads it so too).
+pub fn prefix_server(value: &[u8]) -> &[u8] {
+    match value.iter().position(|&b| b == PREFIX_DELIMITER) {
+        Some(at) => &value[..at],
+        None => value,
+    }
+}
 
 /// Whether a field is a `Cookie` field.
 pub(crate) fn is_cookie(f: &Field, buf: &[u8]) -> bool {
@@ -69,6 +101,37 @@ pub(crate) fn write_without(out: &mut Vec<u8>, buf: &[u8], f: &Field, name: &[u8
         out.truncate(start);
     }
     removed
+}
+
+/// Writes the `Cookie` field `f` with the `<server>~` prefix removed from the value of every
+/// cookie called `name` (a quoted value keeps its quotes). Returns whether anything changed.
+pub(crate) fn write_unprefixed(out: &mut Vec<u8>, buf: &[u8], f: &Field, name: &[u8]) -> bool {
+    let (start, mut changed, mut kept) = (out.len(), false, 0);
+    for (pair, n, v) in pairs(f.value(buf)) {
+        out.extend_from_slice(if kept == 0 { b"cookie: " } else { b"; " });
+        kept += 1;
+        let delimiter = v.filter(|_| n == name).and_then(|v| {
+            v.iter()
+                .position(|&b| b == PREFIX_DELIMITER)
+                .map(|at| (v, at))
+        });
+        match delimiter {
+            Some((v, at)) => {
+                // `v` is a piece of `pair`: keep what surrounds it (`name=`, quotes).
+                let from = v.as_ptr() as usize - pair.as_ptr() as usize;
+                out.extend_from_slice(&pair[..from]);
+                out.extend_from_slice(&pair[from + at + 1..]);
+                changed = true;
+            }
+            None => out.extend_from_slice(pair),
+        }
+    }
+    if kept > 0 {
+        out.extend_from_slice(b"\r\n");
+    } else {
+        out.truncate(start);
+    }
+    changed
 }
 
 #[cfg(test)]

@@ -43,11 +43,12 @@ pub mod local;
 mod request;
 mod response;
 mod rewrite;
+mod set_cookie;
 mod span;
 mod target;
 
 pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
-pub use cookie::find_cookie;
+pub use cookie::{find_cookie, prefix_server, CookieEdit, PREFIX_DELIMITER};
 pub use edits::{FieldValue, HeaderEdits};
 pub use error::H1Error;
 pub use fields::{Field, FieldKind};

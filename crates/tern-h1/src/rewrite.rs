@@ -23,11 +23,12 @@
 
 use std::net::IpAddr;
 
-use crate::cookie;
+use crate::cookie::{self, CookieEdit};
 use crate::edits::HeaderEdits;
 use crate::fields::{Field, FieldKind};
 use crate::request::{Framing, RequestHead, RequestInfo, TargetForm};
 use crate::response::{ResponseBody, ResponseHead};
+use crate::set_cookie;
 use crate::span::Version;
 
 /// What tern adds to forwarded requests, formatted once per client connection.
@@ -125,8 +126,9 @@ pub struct ResponsePlan {
 /// (cookie persistence, header rules).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Edits<'a> {
-    /// Requests: remove the cookie of this name from every `Cookie` field.
-    pub strip_cookie: Option<&'a [u8]>,
+    /// Cookie persistence's change to the `Cookie` fields of a request or the `Set-Cookie`
+    /// fields of a final response (an edit of the other side does nothing).
+    pub cookie: Option<CookieEdit<'a>>,
     /// Field lines (`name: value\r\n` each) appended to the head. Responses: only to a final
     /// (non-1xx) head.
     pub extra: &'a [u8],
@@ -192,9 +194,17 @@ pub fn write_request_edited(
             },
             FieldKind::XForwardedProto if fwd.forwarded_proto.is_some() => {}
             _ if f.is_hop_by_hop() || is_request_only(f.kind) => {}
-            FieldKind::Other if edits.strip_cookie.is_some() && cookie::is_cookie(f, buf) => {
+            FieldKind::Other if request_cookie(edits).is_some() && cookie::is_cookie(f, buf) => {
                 run.flush(out, buf);
-                cookie::write_without(out, buf, f, edits.strip_cookie.unwrap_or_default());
+                match request_cookie(edits) {
+                    Some(CookieEdit::Unprefix(name)) => {
+                        cookie::write_unprefixed(out, buf, f, name);
+                    }
+                    Some(CookieEdit::Strip(name)) => {
+                        cookie::write_without(out, buf, f, name);
+                    }
+                    _ => run.add(out, buf, *f),
+                }
             }
             FieldKind::Other if fwd.client_cert.is_some() && is_client_cert_field(f.name(buf)) => {}
             _ => run.add(out, buf, *f),
@@ -218,6 +228,13 @@ pub fn write_request_edited(
         out.extend_from_slice(lines);
     }
     out.extend_from_slice(b"\r\n");
+}
+
+/// The edit of a request's `Cookie` fields, if any.
+fn request_cookie<'a>(edits: &Edits<'a>) -> Option<CookieEdit<'a>> {
+    edits
+        .cookie
+        .filter(|e| matches!(e, CookieEdit::Strip(_) | CookieEdit::Unprefix(_)))
 }
 
 /// The request line in origin-form and HTTP/1.1; returns an absolute-form target's authority.
@@ -307,7 +324,7 @@ pub fn write_response(
     write_response_edited(head, buf, req, &Edits::default(), out)
 }
 
-/// [`write_response`] with per-response [`Edits`] (`strip_cookie` does not apply).
+/// [`write_response`] with per-response [`Edits`] (the cookie edit applies to a final head).
 pub fn write_response_edited(
     head: &ResponseHead,
     buf: &[u8],
@@ -327,6 +344,7 @@ pub fn write_response_edited(
     let rules = edits
         .headers
         .filter(|h| !h.is_empty() && !head.is_informational());
+    let set_cookie = edits.cookie.filter(|_| !head.is_informational());
     for f in head.fields() {
         if rules.is_some_and(|h| h.drops(*f, buf)) {
             run.flush(out, buf);
@@ -340,6 +358,12 @@ pub fn write_response_edited(
             }
             FieldKind::ContentLength | FieldKind::TransferEncoding => {}
             _ if f.is_hop_by_hop() => {}
+            FieldKind::Other if set_cookie.is_some_and(|e| set_cookie::applies(&e, f, buf)) => {
+                run.flush(out, buf);
+                if let Some(e) = &set_cookie {
+                    set_cookie::write_edited(out, buf, f, e);
+                }
+            }
             _ => run.add(out, buf, *f),
         }
     }

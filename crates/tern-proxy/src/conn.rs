@@ -96,8 +96,8 @@ pub(crate) struct Session<S> {
     pub buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
     pub out: Vec<u8>,
-    /// Field lines tern adds to the current response (a persistence cookie).
-    pub extra: Vec<u8>,
+    /// What cookie persistence adds to or changes in the current response.
+    pub extra: crate::persist::Reply,
     pub head: RequestHead,
     pub fwd: Forwarding,
     pub limits: Limits,
@@ -158,7 +158,7 @@ pub(crate) async fn serve<S: ClientStream>(
         io,
         buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
         out: Vec::new(),
-        extra: Vec::new(),
+        extra: crate::persist::Reply::default(),
         head: RequestHead::new(),
         fwd,
         limits,

@@ -424,7 +424,7 @@ async fn exchange<S: ClientStream>(
     s.out.clear();
     let be_cfg = &s.w.shared.snapshot.config.backends[s.backend];
     let edits = Edits {
-        strip_cookie: persist::strip(be_cfg),
+        cookie: persist::request_edit(be_cfg),
         extra: &[],
         headers: Some(&s.req_edits),
     };

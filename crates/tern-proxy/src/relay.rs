@@ -182,8 +182,8 @@ pub(crate) struct ClientSide<'a, S> {
     pub out: &'a mut Vec<u8>,
     pub timer: &'a mut Timer,
     pub timeout: Duration,
-    /// Field lines added to the final response head (a persistence cookie).
-    pub extra: &'a [u8],
+    /// What cookie persistence adds to or changes in the final response head.
+    pub extra: &'a crate::persist::Reply,
     /// Header rules on the response.
     pub rules: ResponseRules<'a>,
 }

@@ -17,6 +17,7 @@
 //! | `x=N` | announce the body (`s`, default 1k) but send only N bytes, then close |
 //! | `e=1` | stream the request body back as it arrives (chunked) |
 //! | `h=1` | body is the request head: `METHOD URI VERSION`, then `name: value` lines |
+//! | `sc=NAME=VALUE` | a `Set-Cookie: NAME=VALUE; Path=/` field (repeatable, one field each) |
 //! | none | a small HTML page naming the server |
 //!
 //! Every response carries `x-term-server: NAME` and `content-type`; HEAD gets GET's headers.

@@ -36,6 +36,8 @@ pub(crate) struct Plan {
     pub(crate) echo: bool,
     /// `h=1`: the body is a dump of the request head.
     pub(crate) dump: bool,
+    /// `sc=NAME=VALUE` (repeatable): cookies the response sets, as `NAME=VALUE` each.
+    pub(crate) cookies: Vec<String>,
 }
 
 impl Default for Plan {
@@ -49,6 +51,7 @@ impl Default for Plan {
             abort_after: None,
             echo: false,
             dump: false,
+            cookies: Vec::new(),
         }
     }
 }
@@ -79,6 +82,7 @@ pub(crate) fn parse(query: Option<&str>) -> Result<Plan, QueryError> {
             "x" => plan.abort_after = Some(size("x", value)?),
             "e" => plan.echo = flag("e", value)?,
             "h" => plan.dump = flag("h", value)?,
+            "sc" => plan.cookies.push(cookie(value)?),
             _ => {}
         }
     }
@@ -91,6 +95,23 @@ pub(crate) fn parse(query: Option<&str>) -> Result<Plan, QueryError> {
         }
     }
     Ok(plan)
+}
+
+/// `NAME=VALUE`: a cookie name (a token) and a value of RFC 6265 cookie-octets, so that the
+/// `Set-Cookie` field is always valid.
+fn cookie(value: &str) -> Result<String, QueryError> {
+    let (name, val) = value
+        .split_once('=')
+        .ok_or(bad("sc", "expected NAME=VALUE"))?;
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(bad("sc", "the cookie name must be a token"));
+    }
+    let octet = |b: u8| b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\');
+    if !val.bytes().all(octet) {
+        return Err(bad("sc", "the cookie value must be cookie-octets"));
+    }
+    Ok(value.to_owned())
 }
 
 /// `0` or `1`.
@@ -191,6 +212,16 @@ mod tests {
         assert!(!p("k=1").unwrap().close);
         for q in ["k=2", "c=yes", "e=", "h"] {
             assert!(p(q).is_err(), "{q}");
+        }
+    }
+
+    #[test]
+    fn cookies_repeat_and_are_checked() {
+        let plan = p("sc=SRV=a~1&s=1&sc=lang=en").unwrap();
+        assert_eq!(plan.cookies, ["SRV=a~1", "lang=en"]);
+        assert_eq!(p("sc=SRV=").unwrap().cookies, ["SRV="]);
+        for v in ["", "SRV", "=a", "S RV=a", "SRV=a;b", "SRV=\"a\""] {
+            assert_eq!(p(&format!("sc={v}")).unwrap_err().param, "sc", "{v}");
         }
     }
 

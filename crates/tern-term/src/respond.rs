@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use http::header::{HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::{HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, SET_COOKIE};
 use http::request::Parts;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
@@ -152,6 +152,12 @@ fn build(
     headers.insert(CONTENT_TYPE, content_type);
     if plan.close || plan.abort_after.is_some() {
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    for cookie in &plan.cookies {
+        // Checked when parsed: a token, `=` and cookie-octets are a valid header value.
+        if let Ok(value) = HeaderValue::from_str(&format!("{cookie}; Path=/")) {
+            headers.append(SET_COOKIE, value);
+        }
     }
     if no_body || head {
         if head && !no_body {

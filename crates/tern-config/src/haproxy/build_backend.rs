@@ -181,6 +181,7 @@ fn cookie(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
     let k = &cookie.v;
     let mut table = Inline::new();
     table.set("name", string(&k.name));
+    table.set_opt("mode", k.mode.map(string));
     for (flag, on) in [
         ("indirect", k.indirect),
         ("nocache", k.nocache),

@@ -1,13 +1,20 @@
-//! Persistence: `cookie NAME insert ...` (+ each server's `cookie VALUE`) → `cookie`, and
-//! `stick-table type ip ...` + `stick on src` → `stick`.
+//! Persistence: `cookie NAME insert|rewrite|prefix ...` (+ each server's `cookie VALUE`) →
+//! `cookie`, and `stick-table type ip ...` + `stick on src` → `stick`.
 //!
-//! tern's cookie persistence is HAProxy's insert mode; `rewrite`, `prefix` and the passive mode
-//! are not supported yet. tern's stick table remembers client addresses only.
+//! tern has HAProxy's three active cookie modes; the passive mode (no mode word: HAProxy only
+//! reads a cookie the server sets) is not supported yet. HAProxy refuses two modes at once and
+//! `rewrite` with `indirect`, and so does the converter. The options that set attributes of an
+//! inserted cookie (`nocache` ... `domain`) do nothing in HAProxy's other modes: they are
+//! dropped with a warning, since tern's TOML refuses them there. tern's stick table remembers
+//! client addresses only.
 
 use super::proxy::Cx;
 use super::sections::Line;
 use super::settings::{Cookie, ProxyCfg, Src, StickTable};
 use super::units::{parse_size, parse_time, Unit};
+
+/// The options of an inserted cookie: no effect in rewrite and prefix modes.
+const INSERT_ONLY: [&str; 5] = ["nocache", "postonly", "httponly", "secure", "domain"];
 
 pub(crate) fn cookie(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     let Some(name) = cx.arg(line, 1, "a cookie name") else {
@@ -17,13 +24,15 @@ pub(crate) fn cookie(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         name: name.to_owned(),
         ..Cookie::default()
     };
-    let mut insert = false;
+    let mut modes: Vec<&'static str> = Vec::new();
     let words = &line.words[2..];
     let mut i = 0;
     while i < words.len() {
         let word = words[i].as_str();
         match word {
-            "insert" => insert = true,
+            "insert" => modes.push("insert"),
+            "rewrite" => modes.push("rewrite"),
+            "prefix" => modes.push("prefix"),
             "indirect" => c.indirect = true,
             "nocache" => c.nocache = true,
             "postonly" => c.postonly = true,
@@ -44,7 +53,7 @@ pub(crate) fn cookie(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                 c.domain = Some(domain.clone());
                 i += 1;
             }
-            "rewrite" | "prefix" | "preserve" | "dynamic" => {
+            "preserve" | "dynamic" => {
                 cx.unsupported(line.no, &format!("cookie ... {word}"));
             }
             "maxidle" | "maxlife" | "attr" => {
@@ -58,15 +67,56 @@ pub(crate) fn cookie(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         }
         i += 1;
     }
-    if !insert && !words.iter().any(|w| w == "rewrite" || w == "prefix") {
-        cx.unsupported_because(
+    modes.sort_unstable();
+    modes.dedup();
+    let mode = match modes.as_slice() {
+        [] => {
+            cx.unsupported_because(
+                line.no,
+                "cookie",
+                "without a mode HAProxy only reads a cookie the server sets; write 'insert', 'rewrite' or 'prefix'",
+            );
+            return;
+        }
+        [mode] => *mode,
+        [_, _, ..] => {
+            cx.error(
+                line.no,
+                "'cookie': 'rewrite', 'insert' and 'prefix' modes are incompatible",
+            );
+            return;
+        }
+    };
+    if mode == "rewrite" && c.indirect {
+        cx.error(
             line.no,
-            "cookie",
-            "without 'insert' HAProxy only reads a cookie the server sets; tern inserts its own (write 'insert')",
+            "'cookie': 'rewrite' and 'indirect' modes are incompatible",
         );
         return;
     }
+    if mode != "insert" {
+        drop_insert_options(&mut c, mode, line, cx);
+        c.mode = Some(mode);
+    }
     p.cookie = Some(Src::new(c, line.no));
+}
+
+/// Removes, with a warning each, the options that only act on an inserted cookie.
+fn drop_insert_options(c: &mut Cookie, mode: &str, line: &Line, cx: &mut Cx<'_>) {
+    let flags = [
+        std::mem::take(&mut c.nocache),
+        std::mem::take(&mut c.postonly),
+        std::mem::take(&mut c.httponly),
+        std::mem::take(&mut c.secure),
+        c.domain.take().is_some(),
+    ];
+    for (option, _) in INSERT_ONLY.iter().zip(flags).filter(|(_, on)| *on) {
+        cx.no_effect(
+            line.no,
+            &format!("cookie ... {option}"),
+            &format!("it acts on an inserted cookie; in '{mode}' mode the server sets the cookie"),
+        );
+    }
 }
 
 pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {

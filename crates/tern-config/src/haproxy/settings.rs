@@ -57,10 +57,12 @@ pub(crate) enum Expect {
     Body(String),
 }
 
-/// `cookie NAME insert ...`.
+/// `cookie NAME insert|rewrite|prefix ...`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Cookie {
     pub name: String,
+    /// `rewrite` or `prefix`; `None` for `insert`.
+    pub mode: Option<&'static str>,
     pub indirect: bool,
     pub nocache: bool,
     pub postonly: bool,

@@ -73,6 +73,7 @@ pub(crate) struct RawQueue {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCookie {
     pub name: Option<String>,
+    pub mode: Option<String>,
     pub indirect: Option<bool>,
     pub nocache: Option<bool>,
     pub postonly: Option<bool>,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{is_token_byte, Checker};
 use crate::locate::KeyPath;
-use crate::model::{CookiePersistence, Server, StickTable};
+use crate::model::{CookieMode, CookiePersistence, Server, StickTable};
 use crate::raw::{RawCookie, RawStick};
 
 impl Checker<'_> {
@@ -63,10 +63,15 @@ impl Checker<'_> {
             }
             domain.clone()
         });
+        let mode = self.cookie_mode(raw, path);
         let empty = BTreeMap::new();
         let values = raw.values.as_ref().unwrap_or(&empty);
+        if mode == CookieMode::Prefix {
+            self.no_delimiter_in_values(values, &path.key("values"));
+        }
         Some(CookiePersistence {
             name,
+            mode,
             indirect: raw.indirect.unwrap_or(false),
             nocache: raw.nocache.unwrap_or(false),
             postonly: raw.postonly.unwrap_or(false),
@@ -76,6 +81,71 @@ impl Checker<'_> {
             max_age: self.opt_duration(&path.key("max_age"), raw.max_age.as_ref()),
             values: self.cookie_values(values, servers, &path.key("values")),
         })
+    }
+
+    /// `mode`, and the options that do not go with it: HAProxy refuses `indirect` with
+    /// `rewrite`; the attribute options only act on a cookie tern inserts, so tern refuses
+    /// them in the other modes rather than ignore them.
+    fn cookie_mode(&mut self, raw: &RawCookie, path: &KeyPath) -> CookieMode {
+        let mode = match raw.mode.as_deref() {
+            None | Some("insert") => CookieMode::Insert,
+            Some("rewrite") => CookieMode::Rewrite,
+            Some("prefix") => CookieMode::Prefix,
+            Some(other) => {
+                self.issue(
+                    &path.key("mode"),
+                    format!(
+                        "unknown value `{}`; supported: `insert`, `rewrite`, `prefix`",
+                        other.escape_debug()
+                    ),
+                );
+                return CookieMode::Insert;
+            }
+        };
+        let word = match mode {
+            CookieMode::Insert => return mode,
+            CookieMode::Rewrite => "rewrite",
+            CookieMode::Prefix => "prefix",
+        };
+        if mode == CookieMode::Rewrite && raw.indirect == Some(true) {
+            self.issue(
+                &path.key("indirect"),
+                "`indirect` does not go with mode = \"rewrite\": the server sets the cookie and \
+                 must see it (HAProxy refuses it too)",
+            );
+        }
+        let set = [
+            ("nocache", raw.nocache == Some(true)),
+            ("postonly", raw.postonly == Some(true)),
+            ("httponly", raw.httponly == Some(true)),
+            ("secure", raw.secure == Some(true)),
+            ("domain", raw.domain.is_some()),
+            ("max_age", raw.max_age.is_some()),
+        ];
+        for (key, _) in set.iter().filter(|(_, on)| *on) {
+            self.issue(
+                &path.key(key),
+                format!(
+                    "`{key}` acts on the cookie tern inserts (mode = \"insert\"); in mode = \
+                     \"{word}\" the server sets the cookie and its attributes"
+                ),
+            );
+        }
+        mode
+    }
+
+    /// In prefix mode a server's value ends at the first `~`, so no value may hold one.
+    fn no_delimiter_in_values(&mut self, values: &BTreeMap<String, String>, path: &KeyPath) {
+        for (server, value) in values.iter().filter(|(_, v)| v.contains('~')) {
+            self.issue(
+                &path.key(server),
+                format!(
+                    "cookie value `{}` holds `~`, which ends the server's part of the cookie \
+                     in mode = \"prefix\"",
+                    value.escape_debug()
+                ),
+            );
+        }
     }
 
     /// The cookie value of each server, in server order.

@@ -66,3 +66,56 @@ fn a_field_left_empty_is_dropped() {
     let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: SRV=w1; SRV=w2\r\n\r\n";
     assert_eq!(without(raw, b"SRV"), (String::new(), true));
 }
+
+fn unprefixed(raw: &str, name: &[u8]) -> (String, bool) {
+    let head = parsed(raw);
+    let f = head
+        .fields()
+        .iter()
+        .find(|f| is_cookie(f, raw.as_bytes()))
+        .copied()
+        .unwrap();
+    let mut out = Vec::new();
+    let changed = write_unprefixed(&mut out, raw.as_bytes(), &f, name);
+    (String::from_utf8(out).unwrap(), changed)
+}
+
+#[test]
+fn unprefix_removes_the_server_part_of_the_named_cookie_only() {
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=x~1; JSID=s1~abc;b=2; JSID=s2~d~e\r\n\r\n";
+    assert_eq!(
+        unprefixed(raw, b"JSID"),
+        (
+            "cookie: a=x~1; JSID=abc; b=2; JSID=d~e\r\n".to_owned(),
+            true
+        ),
+        "every occurrence, up to the first `~` only"
+    );
+}
+
+#[test]
+fn unprefix_keeps_quotes_and_values_without_a_prefix() {
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: JSID=\"s1~abc\"; flag\r\n\r\n";
+    assert_eq!(
+        unprefixed(raw, b"JSID"),
+        ("cookie: JSID=\"abc\"; flag\r\n".to_owned(), true)
+    );
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: JSID=abc; x=~1\r\n\r\n";
+    assert_eq!(
+        unprefixed(raw, b"JSID"),
+        ("cookie: JSID=abc; x=~1\r\n".to_owned(), false)
+    );
+    let raw = "GET / HTTP/1.1\r\nHost: a\r\nCookie: JSID=~abc\r\n\r\n";
+    assert_eq!(
+        unprefixed(raw, b"JSID"),
+        ("cookie: JSID=abc\r\n".to_owned(), true),
+        "an empty server part is removed too"
+    );
+}
+
+#[test]
+fn prefix_server_is_what_comes_before_the_first_delimiter() {
+    assert_eq!(prefix_server(b"s1~abc~d"), b"s1");
+    assert_eq!(prefix_server(b"~abc"), b"");
+    assert_eq!(prefix_server(b"s1"), b"s1", "no delimiter: the whole value");
+}

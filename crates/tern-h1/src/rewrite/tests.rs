@@ -310,7 +310,7 @@ fn edits_strip_one_cookie_and_append_fields() {
     parse_request(raw.as_bytes(), &Limits::default(), &mut head).unwrap();
     let mut out = Vec::new();
     let edits = Edits {
-        strip_cookie: Some(b"SRV"),
+        cookie: Some(CookieEdit::Strip(b"SRV")),
         extra: b"x-extra: yes\r\n",
         headers: None,
     };
@@ -328,7 +328,7 @@ fn response_edits_go_on_final_heads_only() {
         parse_response(raw.as_bytes(), &Limits::default(), &mut head, Method::Get).unwrap();
         let mut out = Vec::new();
         let edits = Edits {
-            strip_cookie: None,
+            cookie: None,
             extra: b"set-cookie: SRV=w1; path=/\r\n",
             headers: None,
         };

@@ -118,8 +118,8 @@ impl<S: ClientStream> Relay<'_, S> {
             .rules
             .apply(&conn.head, conn.buf.data(), self.c.io.sni());
         let edits = Edits {
-            strip_cookie: None,
-            extra: self.c.extra,
+            cookie: self.c.extra.cookie_edit(),
+            extra: &self.c.extra.fields,
             headers,
         };
         let plan = write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out);

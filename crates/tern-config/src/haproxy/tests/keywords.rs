@@ -412,3 +412,46 @@ fn check_sni_and_check_ssl() {
     assert_eq!(warned(&c.warnings), ["13: check-sni"]);
     validate(&c);
 }
+
+#[test]
+fn cookie_rewrite_and_prefix_modes() {
+    let c = backend("  cookie SRV rewrite\n  server s1 10.0.0.1:80 cookie a\n  server s2 10.0.0.2:80 cookie b\n");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_has(
+        &c,
+        "cookie = { name = \"SRV\", mode = \"rewrite\", values = { s1 = \"a\", s2 = \"b\" } }",
+    );
+    validate(&c);
+    // HAProxy accepts the attribute options in prefix mode and ignores them: warned, dropped.
+    let c = backend(
+        "  cookie JSESSIONID prefix indirect nocache httponly domain .a.b\n  server s1 10.0.0.1:80 cookie a\n  server s2 10.0.0.2:80 cookie b\n",
+    );
+    assert_has(
+        &c,
+        "cookie = { name = \"JSESSIONID\", mode = \"prefix\", indirect = true, values = { s1 = \"a\", s2 = \"b\" } }",
+    );
+    assert_eq!(
+        warned(&c.warnings),
+        [
+            "10: cookie ... nocache",
+            "10: cookie ... httponly",
+            "10: cookie ... domain"
+        ]
+    );
+    validate(&c);
+}
+
+#[test]
+fn cookie_modes_haproxy_refuses() {
+    for (line, needle) in [
+        ("cookie SRV insert rewrite", "modes are incompatible"),
+        ("cookie SRV prefix insert", "modes are incompatible"),
+        ("cookie SRV rewrite indirect", "'rewrite' and 'indirect'"),
+        ("cookie SRV indirect", "without a mode"),
+    ] {
+        let errs = errors(&format!(
+            "{HEAD}backend b\n  {line}\n  server s 10.0.0.1:80\n"
+        ));
+        assert!(errs.iter().any(|e| e.contains(needle)), "{line}: {errs:?}");
+    }
+}

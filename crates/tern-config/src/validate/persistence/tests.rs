@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::cookie_value_problem;
-use crate::model::{CookiePersistence, StickTable};
+use crate::model::{CookieMode, CookiePersistence, StickTable};
 use crate::test_support::{
     assert_error, backend_error, backend_with_servers, parse_backend, parse_ok,
 };
@@ -33,6 +33,7 @@ fn a_cookie_with_only_a_name_uses_server_names_and_no_options() {
         cookie("cookie = { name = \"SRV\" }"),
         CookiePersistence {
             name: "SRV".into(),
+            mode: CookieMode::Insert,
             indirect: false,
             nocache: false,
             postonly: false,
@@ -56,6 +57,7 @@ fn every_cookie_key_is_read() {
         got,
         CookiePersistence {
             name: "SRV".into(),
+            mode: CookieMode::Insert,
             indirect: true,
             nocache: true,
             postonly: true,
@@ -238,4 +240,74 @@ fn stick_rules() {
         "backend[0].cookie.insert",
         "`indirect`",
     );
+}
+
+#[test]
+fn rewrite_and_prefix_modes_are_read() {
+    let got = cookie("cookie = { name = \"SRV\", mode = \"rewrite\", values = { web1 = \"a\" } }");
+    assert_eq!(got.mode, CookieMode::Rewrite);
+    assert_eq!(got.values, vec!["a".to_owned(), "web2".to_owned()]);
+    let got = cookie("cookie = { name = \"JSESSIONID\", mode = \"prefix\", indirect = true }");
+    assert_eq!(got.mode, CookieMode::Prefix);
+    assert!(got.indirect, "HAProxy accepts indirect with prefix");
+    let got = cookie("cookie = { name = \"SRV\", mode = \"insert\", nocache = true }");
+    assert_eq!(got.mode, CookieMode::Insert);
+}
+
+#[test]
+fn options_that_do_not_go_with_the_mode_are_errors() {
+    for (cookie, key, needle) in [
+        (
+            "mode = \"passive\"",
+            "cookie.mode",
+            "unknown value `passive`",
+        ),
+        (
+            "mode = \"rewrite\", indirect = true",
+            "cookie.indirect",
+            "does not go with mode = \"rewrite\"",
+        ),
+        (
+            "mode = \"rewrite\", nocache = true",
+            "cookie.nocache",
+            "`nocache` acts on the cookie tern inserts",
+        ),
+        (
+            "mode = \"prefix\", postonly = true",
+            "cookie.postonly",
+            "in mode = \"prefix\" the server sets",
+        ),
+        (
+            "mode = \"prefix\", httponly = true",
+            "cookie.httponly",
+            "`httponly`",
+        ),
+        (
+            "mode = \"rewrite\", secure = true",
+            "cookie.secure",
+            "`secure`",
+        ),
+        (
+            "mode = \"prefix\", domain = \".a.b\"",
+            "cookie.domain",
+            "`domain`",
+        ),
+        (
+            "mode = \"rewrite\", max_age = \"1h\"",
+            "cookie.max_age",
+            "`max_age`",
+        ),
+        (
+            "mode = \"prefix\", values = { s1 = \"a~b\" }",
+            "cookie.values.s1",
+            "holds `~`",
+        ),
+    ] {
+        let err = backend_error(&format!("cookie = {{ name = \"S\", {cookie} }}"));
+        assert!(
+            err.contains(&format!(":8: backend[0].{key}: ")),
+            "{cookie}: {err}"
+        );
+        assert!(err.contains(needle), "{cookie}: {err}");
+    }
 }
