@@ -15,6 +15,7 @@ use std::time::Duration;
 mod access_log;
 mod client_auth;
 mod condition;
+mod connection;
 mod control;
 mod http_rules;
 mod tls;
@@ -25,6 +26,7 @@ pub use client_auth::{ClientAuth, ClientVerify};
 pub use condition::{
     Acl, AclTest, Condition, Facts, Fetch, IntRange, IpNet, Matcher, Regex, Term, TextMatch,
 };
+pub use connection::ConnectionMode;
 pub use control::{ControlSettings, ControlToken};
 pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
 pub use tls::*;
@@ -111,6 +113,9 @@ pub struct Frontend {
     /// (`client_cert_headers`).
     pub client_cert_headers: bool,
     pub limits: RequestLimits,
+    /// What closes after each response: nothing, the server connections, or both sides
+    /// (`connection_mode`, HAProxy's `option http-keep-alive|http-server-close|httpclose`).
+    pub connection_mode: ConnectionMode,
 }
 
 /// One `use_backend` rule.
@@ -183,6 +188,9 @@ pub struct Backend {
     pub http_request: Vec<HttpRule>,
     /// Rules on responses of its servers, run before the frontend's (`http_response`).
     pub http_response: Vec<HttpRule>,
+    /// `KeepAlive` or `ServerClose`: whether server connections close after each response
+    /// (`connection_mode`, HAProxy's `option http-server-close`).
+    pub connection_mode: ConnectionMode,
 }
 
 /// The backend queue (`queue = { max, timeout }`).

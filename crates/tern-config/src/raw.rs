@@ -77,6 +77,7 @@ pub(crate) struct RawFrontend {
     pub x_forwarded_for: Option<bool>,
     pub x_forwarded_proto: Option<bool>,
     pub client_cert_headers: Option<bool>,
+    pub connection_mode: Option<String>,
     pub acl: Option<RawAcls>,
     pub use_backend: Option<Vec<RawRoute>>,
     pub http_request: Option<Vec<RawHttpRule>>,

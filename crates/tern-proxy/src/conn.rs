@@ -12,7 +12,8 @@
 //!   exchange; expiry closes silently.
 //!
 //! A graceful stop closes connections waiting between requests at once; a request in flight
-//! (or a head already arriving) is served to its end with `Connection: close`.
+//! (or a head already arriving) is served to its end with `Connection: close`. A frontend with
+//! `connection_mode = "close"` (HAProxy's `httpclose`) ends every response that way.
 //!
 //! Connections end in one of four ways ([`Next`]); after an answer tern gives as an error the
 //! close "lingers": the sending side is shut down and whatever the client still sends is read
@@ -202,6 +203,12 @@ impl<S: ClientStream> Session<S> {
         &self.w.stats.frontends[self.frontend]
     }
 
+    /// Whether the frontend closes every client connection after a response (`httpclose`).
+    fn closes_client(&self) -> bool {
+        let fe = &self.w.shared.snapshot.config.frontends[self.frontend];
+        fe.connection_mode == tern_config::ConnectionMode::Close
+    }
+
     fn timeouts(&self) -> tern_config::FrontendTimeouts {
         self.w.shared.snapshot.config.frontends[self.frontend].timeouts
     }
@@ -360,7 +367,7 @@ impl<S: ClientStream> Session<S> {
         write: impl FnOnce(&mut Vec<u8>, bool),
     ) -> Next {
         count_status(self.counters(), status);
-        let keep_alive = keep_alive && !self.w.is_stopping();
+        let keep_alive = keep_alive && !self.w.is_stopping() && !self.closes_client();
         self.out.clear();
         write(&mut self.out, !keep_alive);
         let written = self.write_out(!keep_alive).await;

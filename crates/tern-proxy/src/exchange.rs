@@ -20,15 +20,18 @@
 //!   was read past what came with the head), it is sent again on a fresh connection to the same
 //!   server, at most [`MAX_RESENDS`] times. Otherwise tern never replays a request.
 //! - **Judging.** A complete exchange returns the server connection to the pool when both
-//!   messages ended cleanly and the server keeps it alive. A fault before the response started
-//!   is answered with a page (408, 400, 502, 504) blaming the right side and the connection is
-//!   closed, since part of the request body may be unread; a fault after it cuts the response,
-//!   and the client connection is dropped so that it cannot take the response as complete.
+//!   messages ended cleanly and the server keeps it alive, unless the frontend or the backend
+//!   is in server-close or close mode (`connection_mode`, HAProxy's `http-server-close` and
+//!   `httpclose`): the request then said `Connection: close` and the connection is dropped.
+//!   A fault before the response started is answered with a page (408, 400, 502, 504) blaming
+//!   the right side and the connection is closed, since part of the request body may be unread;
+//!   a fault after it cuts the response, and the client connection is dropped so that it cannot
+//!   take the response as complete.
 
 use std::rc::Rc;
 
 use tern_balance::NoServer;
-use tern_config::{Backend, ObserveOn, ProxyProtocol};
+use tern_config::{Backend, ConnectionMode, ObserveOn, ProxyProtocol};
 use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, Method};
 use tracing::{debug, warn};
@@ -55,6 +58,19 @@ fn idempotent(m: Method) -> bool {
     matches!(
         m,
         Method::Get | Method::Head | Method::Put | Method::Delete | Method::Options | Method::Trace
+    )
+}
+
+/// The field line that asks a server to close its connection after the response.
+const CLOSE_LINE: &[u8] = b"connection: close\r\n";
+
+/// Whether the server connection of the current request closes after the response
+/// (`connection_mode` of the frontend or of the backend, see `tern_config::ConnectionMode`).
+fn closes_server<S>(s: &Session<S>) -> bool {
+    let config = &s.w.shared.snapshot.config;
+    ConnectionMode::closes_server(
+        config.frontends[s.frontend].connection_mode,
+        config.backends[s.backend].connection_mode,
     )
 }
 
@@ -418,14 +434,16 @@ async fn exchange<S: ClientStream>(
     let be = &s.w.shared.snapshot.config.backends[s.backend];
     let (client_timeout, server_timeout) = (fe.timeouts.client, be.timeouts.server);
     let w = Rc::clone(&s.w);
-    let stopping = || w.is_stopping();
+    // `httpclose` on the frontend: the response says `Connection: close`, as when draining.
+    let close_client = fe.connection_mode == ConnectionMode::Close;
+    let stopping = || close_client || w.is_stopping();
     let info = s.head.info();
     let expect = s.head.expect_continue() && !reader.is_done();
     s.out.clear();
     let be_cfg = &s.w.shared.snapshot.config.backends[s.backend];
     let edits = Edits {
         cookie: persist::request_edit(be_cfg),
-        extra: &[],
+        extra: if closes_server(s) { CLOSE_LINE } else { &[] },
         headers: Some(&s.req_edits),
     };
     write_request_edited(&s.head, s.buf.data(), &s.fwd, &edits, &mut s.out);
@@ -485,7 +503,7 @@ async fn judge<S: ClientStream>(
             keep_client,
             reuse_server,
         } => {
-            if reuse_server {
+            if reuse_server && !closes_server(s) {
                 w.pools.checkin(s.backend, server, conn);
             }
             return if keep_client {

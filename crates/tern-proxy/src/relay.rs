@@ -229,7 +229,8 @@ pub(crate) struct ServerSide<'a> {
     pub timeout: Duration,
 }
 
-/// Whether the worker is stopping: a response head written from then on says
+/// Whether the client connection closes after this response (the worker is stopping, or the
+/// frontend closes every connection): a response head written from then on says
 /// `Connection: close`.
 pub(crate) type Stopping<'a> = &'a dyn Fn() -> bool;
 

@@ -19,6 +19,7 @@ use super::sections::{Kind, Section};
 use super::settings::{ProxyCfg, Src};
 use super::toml_text::{key, string};
 use super::units::duration;
+use crate::model::ConnectionMode;
 
 /// A proxy section and its settings (defaults applied).
 #[derive(Debug)]
@@ -97,12 +98,6 @@ pub(crate) fn build(global: &GlobalCfg, proxies: &[Proxy], diag: &mut Diag) -> V
         .filter(|p| p.is_backend())
         .map(|p| (p.name(), p))
         .collect();
-    let mut frontends_of: HashMap<String, Vec<&Proxy>> = HashMap::new();
-    for p in proxies.iter().filter(|p| p.is_frontend()) {
-        for target in p.targets() {
-            frontends_of.entry(target).or_default().push(p);
-        }
-    }
     let mut stats_listener: Option<&Proxy> = None;
     for p in proxies {
         check_mode(p, diag);
@@ -131,8 +126,7 @@ pub(crate) fn build(global: &GlobalCfg, proxies: &[Proxy], diag: &mut Diag) -> V
             tables.push(frontend(p, global, &backends, diag));
         }
         if p.is_backend() {
-            let routing: Vec<&Proxy> = frontends_of.get(p.name()).cloned().unwrap_or_default();
-            tables.push(build_backend::backend(p, &routing, global, diag));
+            tables.push(build_backend::backend(p, global, diag));
         }
         if !p.is_frontend() && !p.is_backend() && !p.stats_only() {
             diag.no_effect(
@@ -182,6 +176,13 @@ fn frontend(
     }
     if let Some(maxconn) = &c.maxconn {
         t.set("maxconn", maxconn.v.to_string(), maxconn.line);
+    }
+    if let Some(mode) = c
+        .conn_mode
+        .as_ref()
+        .filter(|m| m.v != ConnectionMode::KeepAlive)
+    {
+        t.set("connection_mode", string(mode.v.as_str()), mode.line);
     }
     forwarded_headers(p, backends, &mut t, diag);
     timeouts(p, &mut t, diag);

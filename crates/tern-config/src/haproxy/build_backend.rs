@@ -15,8 +15,9 @@ use super::sections::Kind;
 use super::settings::{Expect, ProxyCfg, ServerCfg, Src};
 use super::toml_text::{key, string, Inline};
 use super::units::duration;
+use crate::model::ConnectionMode;
 
-pub(crate) fn backend(p: &Proxy, routing: &[&Proxy], global: &GlobalCfg, diag: &mut Diag) -> Table {
+pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
     let c = &p.cfg;
     let context = p.context();
     let line = p.section.line;
@@ -42,7 +43,7 @@ pub(crate) fn backend(p: &Proxy, routing: &[&Proxy], global: &GlobalCfg, diag: &
         }
         set_time(&mut t, key, value.as_ref());
     }
-    pool(p, routing, &mut t, diag);
+    connection(c, &mut t);
     queue(c, &mut t, &context, diag);
     cookie(c, &mut t, &context, diag);
     stick(c, &mut t, &context, diag);
@@ -100,34 +101,22 @@ fn balance(c: &ProxyCfg, t: &mut Table) {
     }
 }
 
-/// `pool.max_idle_per_server = 0` for `option http-server-close` or `http-reuse never`, on the
-/// backend or on the frontends that use it.
-fn pool(p: &Proxy, routing: &[&Proxy], t: &mut Table, diag: &mut Diag) {
-    let c = &p.cfg;
-    let own = c
-        .server_close
+/// `connection_mode = "server-close"` for `option http-server-close` or `option httpclose`
+/// (a backend's `httpclose` closes only server connections in HAProxy); a frontend's mode
+/// reaches its backends' servers in tern as in HAProxy, so it is not copied here.
+/// `pool.max_idle_per_server = 0` for `http-reuse never`.
+fn connection(c: &ProxyCfg, t: &mut Table) {
+    if let Some(mode) = c
+        .conn_mode
         .as_ref()
-        .filter(|s| s.v)
-        .or(c.reuse_never.as_ref().filter(|r| r.v));
-    if let Some(src) = own {
-        t.set("pool.max_idle_per_server", "0".into(), src.line);
-        return;
+        .filter(|m| m.v != ConnectionMode::KeepAlive)
+    {
+        let value = ConnectionMode::ServerClose.as_str();
+        t.set("connection_mode", string(value), mode.line);
     }
-    let closing: Vec<&Src<bool>> = routing
-        .iter()
-        .filter(|f| f.section.kind == Kind::Frontend)
-        .filter_map(|f| f.cfg.server_close.as_ref().filter(|s| s.v))
-        .collect();
-    let Some(first) = closing.first() else { return };
-    if closing.len() < routing.len() {
-        diag.approx(
-            first.line,
-            &p.context(),
-            "option http-server-close",
-            "tern closes server connections after each response for every request of the backend, not only those from the frontends with the option",
-        );
+    if let Some(never) = c.reuse_never.as_ref().filter(|r| r.v) {
+        t.set("pool.max_idle_per_server", "0".into(), never.line);
     }
-    t.set("pool.max_idle_per_server", "0".into(), first.line);
 }
 
 /// `timeout queue` and the servers' `maxqueue` → `queue`, when a server has `maxconn` (tern

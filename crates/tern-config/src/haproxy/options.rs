@@ -1,14 +1,17 @@
 //! `option NAME [args]`, `no option NAME` and `http-reuse`.
 //!
-//! HAProxy's connection modes map to tern as follows: `http-keep-alive` is what tern does;
-//! `http-server-close` closes the server connection after each response, which is tern's
-//! `pool.max_idle_per_server = 0`; `httpclose` (close both sides) has no tern equivalent yet.
+//! HAProxy's connection modes (`http-keep-alive`, `http-server-close`, `httpclose`) are tern's
+//! `connection_mode`, one value per section; the last option wins, and `no option X` goes back
+//! to keep-alive only when X is the current mode (HAProxy's rule, useful to cancel a mode set
+//! in a defaults section). `build.rs` writes the frontend's value as is and a backend's
+//! `httpclose` as `"server-close"`, which is what it does in HAProxy.
 //! `redispatch` exists in tern but redispatches every retry, not only the last one.
 
 use super::check;
 use super::proxy::Cx;
 use super::sections::Line;
 use super::settings::{ProxyCfg, Src};
+use crate::model::ConnectionMode;
 
 /// Options that do nothing in tern, with the reason.
 fn no_effect_reason(name: &str) -> Option<&'static str> {
@@ -37,7 +40,6 @@ fn no_effect_reason(name: &str) -> Option<&'static str> {
 
 /// Options HAProxy has that tern does not support yet.
 const UNSUPPORTED: &[&str] = &[
-    "httpclose",
     "forceclose",
     "http-tunnel",
     "http-pretend-keepalive",
@@ -91,8 +93,9 @@ pub(crate) fn option(
             }
             p.forwardfor = set(enable);
         }
-        "http-keep-alive" => p.server_close = set(!enable),
-        "http-server-close" => p.server_close = set(enable),
+        "http-keep-alive" | "http-server-close" | "httpclose" => {
+            connection_mode(line, name, args, enable, p, cx);
+        }
         "redispatch" => {
             // `option redispatch 1` redispatches every retry, as tern does; the default (-1)
             // only the last one.
@@ -136,6 +139,38 @@ pub(crate) fn option(
                 cx.error(line.no, format!("unknown option '{name}'"));
             }
         }
+    }
+}
+
+/// `[no] option http-keep-alive|http-server-close|httpclose` (no arguments).
+fn connection_mode(
+    line: &Line,
+    name: &str,
+    args: &[String],
+    enable: bool,
+    p: &mut ProxyCfg,
+    cx: &mut Cx<'_>,
+) {
+    if let Some(extra) = args.first() {
+        cx.error(
+            line.no,
+            format!("'option {name}' takes no argument, got '{extra}'"),
+        );
+        return;
+    }
+    let mode = match name {
+        "http-server-close" => ConnectionMode::ServerClose,
+        "httpclose" => ConnectionMode::Close,
+        _ => ConnectionMode::KeepAlive,
+    };
+    let current = p
+        .conn_mode
+        .as_ref()
+        .map_or(ConnectionMode::KeepAlive, |m| m.v);
+    if enable {
+        p.conn_mode = Some(Src::new(mode, line.no));
+    } else if current == mode {
+        p.conn_mode = Some(Src::new(ConnectionMode::KeepAlive, line.no));
     }
 }
 

@@ -7,6 +7,8 @@
 //! others stay structured until `build.rs` knows the whole proxy (a server's check depends on
 //! `option httpchk`, which may come after it).
 
+use crate::model::ConnectionMode;
+
 /// A value and the `.cfg` line it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Src<T> {
@@ -164,8 +166,9 @@ pub(crate) struct ProxyCfg {
     pub retries: Option<Src<u64>>,
     pub redispatch: Option<Src<bool>>,
     pub forwardfor: Option<Src<bool>>,
-    /// `option http-server-close` (true) or `option http-keep-alive` (false), the last one wins.
-    pub server_close: Option<Src<bool>>,
+    /// `option http-keep-alive|http-server-close|httpclose`, the last one wins (see
+    /// `options::connection_mode` for `no option`).
+    pub conn_mode: Option<Src<ConnectionMode>>,
     /// `http-reuse never`.
     pub reuse_never: Option<Src<bool>>,
     pub httpchk: Option<Src<HttpChk>>,

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod connection;
 mod errors;
 mod keywords;
 mod proxies;

@@ -33,6 +33,7 @@ pub(crate) struct RawBackend {
     pub pool: RawPool,
     pub retries: Option<i64>,
     pub redispatch: Option<bool>,
+    pub connection_mode: Option<String>,
     pub slowstart: Option<RawDuration>,
     pub queue: Option<RawQueue>,
     pub cookie: Option<RawCookie>,

@@ -68,6 +68,11 @@ impl Checker<'_> {
                 Side::Response,
                 &path.key("http_response"),
             ),
+            connection_mode: self.connection_mode(
+                raw.connection_mode.as_deref(),
+                &path.key("connection_mode"),
+                false,
+            ),
             servers,
         }
     }

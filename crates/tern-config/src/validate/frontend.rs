@@ -59,6 +59,11 @@ impl Checker<'_> {
             x_forwarded_proto: raw.x_forwarded_proto.unwrap_or(true),
             client_cert_headers: raw.client_cert_headers.unwrap_or(false),
             limits: self.limits(&raw.limits, &path.key("limits")),
+            connection_mode: self.connection_mode(
+                raw.connection_mode.as_deref(),
+                &path.key("connection_mode"),
+                true,
+            ),
         }
     }
 

@@ -16,6 +16,7 @@ mod backend_tls;
 mod balance;
 mod client_auth;
 mod condition;
+mod connection;
 mod control;
 mod frontend;
 mod health;

@@ -322,7 +322,7 @@ fn forwardfor_server_close_and_redispatch() {
     ));
     assert_has(&c, "x_forwarded_for = true");
     assert_has(&c, "x_forwarded_proto = false");
-    assert_has(&c, "pool.max_idle_per_server = 0");
+    assert_has(&c, "connection_mode = \"server-close\"");
     assert_has(&c, "redispatch = true");
     assert_has(&c, "retries = 2");
     assert_eq!(warned(&c.warnings), ["12: option redispatch"]);
