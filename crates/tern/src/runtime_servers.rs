@@ -59,7 +59,8 @@ pub fn with_added(
         maxconn: spec.maxconn,
         check,
         tls: model.and_then(|m| m.tls.clone()),
-        disabled: false,
+        // As in HAProxy, and as the reply says: traffic only after `enable server`.
+        disabled: true,
         proxy_protocol: model.and_then(|m| m.proxy_protocol),
     });
     if let Some(cookie) = be.cookie.as_mut() {

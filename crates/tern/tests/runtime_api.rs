@@ -112,10 +112,19 @@ fn servers_move_and_are_added_and_deleted_at_runtime() {
     let servers = ctl_ok(&socket, "show servers");
     assert!(servers.contains(&c.addr.to_string()), "{servers}");
 
-    // `add server`: b takes its share at once.
+    // `add server`: b starts in maintenance and takes its share once enabled.
     let added = ctl_ok(&socket, &format!("add server app/b {}", b.addr));
     assert!(!added.contains("error"), "{added}");
     tern.proc.wait_line("reloaded:");
+    assert_eq!(spread(addr, 3), HashMap::from([("c".to_owned(), 3)]));
+    let servers = ctl_ok(&socket, "show servers");
+    assert!(
+        servers
+            .lines()
+            .any(|l| l.contains("app/b") && l.to_ascii_lowercase().contains("maint")),
+        "{servers}"
+    );
+    ctl_ok(&socket, "enable server app/b");
     let seen = spread(addr, 6);
     assert_eq!(seen.get("b"), Some(&3), "{seen:?}");
     assert_eq!(
