@@ -54,6 +54,39 @@ pub(crate) trait Samples: Facts {
     fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>);
 }
 
+/// The `Facts` methods requests and responses answer alike: from the head's fields and
+/// version, and from the connection.
+macro_rules! head_and_connection_facts {
+    () => {
+        fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+            any_value(self.head.fields(), self.buf, name, each)
+        }
+
+        fn version(&self) -> (u8, u8) {
+            match self.head.version() {
+                Version::Http10 => (1, 0),
+                _ => (1, 1),
+            }
+        }
+
+        fn src(&self) -> IpAddr {
+            self.conn.peer
+        }
+
+        fn dst_port(&self) -> u16 {
+            self.conn.local_port
+        }
+
+        fn tls(&self) -> bool {
+            self.conn.tls
+        }
+
+        fn sni(&self) -> Option<&str> {
+            self.sni
+        }
+    };
+}
+
 impl Facts for RequestFacts<'_> {
     fn method(&self) -> &[u8] {
         self.head.method_bytes(self.buf)
@@ -74,32 +107,7 @@ impl Facts for RequestFacts<'_> {
         }
     }
 
-    fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
-        any_value(self.head.fields(), self.buf, name, each)
-    }
-
-    fn version(&self) -> (u8, u8) {
-        match self.head.version() {
-            Version::Http10 => (1, 0),
-            _ => (1, 1),
-        }
-    }
-
-    fn src(&self) -> IpAddr {
-        self.conn.peer
-    }
-
-    fn dst_port(&self) -> u16 {
-        self.conn.local_port
-    }
-
-    fn tls(&self) -> bool {
-        self.conn.tls
-    }
-
-    fn sni(&self) -> Option<&str> {
-        self.sni
-    }
+    head_and_connection_facts!();
 }
 
 impl Samples for RequestFacts<'_> {
@@ -130,32 +138,7 @@ impl Facts for ResponseFacts<'_> {
         b""
     }
 
-    fn any_header(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
-        any_value(self.head.fields(), self.buf, name, each)
-    }
-
-    fn version(&self) -> (u8, u8) {
-        match self.head.version() {
-            Version::Http10 => (1, 0),
-            _ => (1, 1),
-        }
-    }
-
-    fn src(&self) -> IpAddr {
-        self.conn.peer
-    }
-
-    fn dst_port(&self) -> u16 {
-        self.conn.local_port
-    }
-
-    fn tls(&self) -> bool {
-        self.conn.tls
-    }
-
-    fn sni(&self) -> Option<&str> {
-        self.sni
-    }
+    head_and_connection_facts!();
 }
 
 impl Samples for ResponseFacts<'_> {
