@@ -198,6 +198,12 @@ fn frontend(
         c.use_backend.clone(),
         c.use_backend.first().map_or(0, |r| r.line),
     );
+    header_rules(c, &mut t);
+    t
+}
+
+/// `http_request` and `http_response` of a frontend or backend, each list at its first line.
+pub(crate) fn header_rules(c: &ProxyCfg, t: &mut Table) {
     t.items(
         "http_request",
         c.http_request.clone(),
@@ -208,7 +214,6 @@ fn frontend(
         c.http_response.clone(),
         c.http_response.first().map_or(0, |r| r.line),
     );
-    t
 }
 
 /// `x_forwarded_for`: HAProxy adds the header when the frontend or the backend that serves the

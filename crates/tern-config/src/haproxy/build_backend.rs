@@ -6,7 +6,7 @@
 //! backend's `check` table holds `option httpchk` and `http-check`, each checked server holds
 //! its own `inter`, `rise`, `fall`, ... and an unchecked server says `check = false`.
 
-use super::build::{acls, set_time, Proxy};
+use super::build::{acls, header_rules, set_time, Proxy};
 use super::build_server::{server, CheckTimeout};
 use super::diag::Diag;
 use super::emit::Table;
@@ -51,16 +51,7 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
     per_server_settings(c, &mut t, &context, diag);
     if p.section.kind == Kind::Backend {
         acls(c, &mut t);
-        t.items(
-            "http_request",
-            c.http_request.clone(),
-            c.http_request.first().map_or(0, |r| r.line),
-        );
-        t.items(
-            "http_response",
-            c.http_response.clone(),
-            c.http_response.first().map_or(0, |r| r.line),
-        );
+        header_rules(c, &mut t);
     }
     let check_timeout = CheckTimeout::new(c);
     let servers: Vec<Src<String>> = c
