@@ -33,6 +33,9 @@ FLOOD_CONNS=${FLOOD_CONNS:-1024}
 CAP_SHARE=${CAP_SHARE:-0.9}
 CERT=${CERT:-ecdsa}
 FLOOD_NICE=${FLOOD_NICE:-19}
+# Niceness of the keep-alive (and capacity) client: below 0 it preempts the flood client on
+# the shared client CPU at once, which tells the client side's share of the latency apart.
+KA_NICE=${KA_NICE:-0}
 # Modes run in turn, each on a fresh tern: nocap, cap (max_tls_handshake_rate), offload
 # (handshake_offload, no cap), offcap (both).
 MODES=${MODES:-nocap cap offload offcap}
@@ -73,7 +76,7 @@ start_tern() {
 }
 
 client() {
-    taskset -c "$CLIENT_CPU" "${CLIENT[@]}" "https://127.0.0.1:$FRONT_PORT/test" \
+    nice -n "$KA_NICE" taskset -c "$CLIENT_CPU" "${CLIENT[@]}" "https://127.0.0.1:$FRONT_PORT/test" \
         --cpus "$CLIENT_CPU" --threads 1 --tls-version 1.3 --sni localhost "$@"
 }
 
