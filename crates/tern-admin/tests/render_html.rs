@@ -81,6 +81,9 @@ fn a_table_per_frontend_and_per_backend() {
         "data-label=\"Requests\">125000<",
         "data-label=\"TLS resumed\">3000<",
         "data-label=\"TLS failed\" class=\"err\">9<",
+        "data-label=\"Denied\" class=\"err\">5<",
+        "data-label=\"Returned\">6<",
+        "data-label=\"No backend\" class=\"err\">1<",
     ] {
         assert!(
             frontends[0].contains(cell),

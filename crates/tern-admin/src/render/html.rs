@@ -192,6 +192,9 @@ fn frontend(h: &mut String, f: &FrontendRow<'_>) {
         ("Client timeouts", Cell::Error(c.client_timeouts)),
         ("Client aborts", Cell::Error(c.client_aborts)),
         ("Keep-alive closed", Cell::Count(c.keepalive_timeouts)),
+        ("Denied", Cell::Error(c.denied)),
+        ("Returned", Cell::Count(c.intercepted)),
+        ("No backend", Cell::Error(c.no_backend)),
     ];
     if f.tls_enabled {
         row.extend([
