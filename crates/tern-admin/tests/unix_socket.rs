@@ -53,6 +53,13 @@ fn show_commands_answer_text_and_json() {
     assert!(!servers.contains("other/o1"), "{servers}");
     let stat = s.ask("show stat");
     assert!(stat.contains("frontend") && stat.contains("web"), "{stat}");
+    let header: Vec<&str> = stat.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header[header.len() - 3..],
+        ["denied", "returned", "no_backend"]
+    );
+    let web = stat.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert_eq!(web.split_whitespace().count(), header.len(), "{stat}");
     let json: serde_json::Value = serde_json::from_str(&s.ask("json show servers")).unwrap();
     assert_eq!(json["ok"], true);
     assert_eq!(json["output"].as_array().unwrap().len(), 3);

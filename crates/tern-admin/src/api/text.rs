@@ -68,6 +68,9 @@ pub fn stat(view: &View, rates: &Current) -> String {
         "tls_full",
         "tls_resumed",
         "tls_failed",
+        "denied",
+        "returned",
+        "no_backend",
     ]);
     for f in rows::frontends(view) {
         let c = f.counters;
@@ -88,6 +91,9 @@ pub fn stat(view: &View, rates: &Current) -> String {
             c.tls_full.to_string(),
             c.tls_resumed.to_string(),
             (c.tls_failures + c.tls_timeouts).to_string(),
+            c.denied.to_string(),
+            c.intercepted.to_string(),
+            c.no_backend.to_string(),
         ]);
     }
     let backend_rows = rows::backends(view);
