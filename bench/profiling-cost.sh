@@ -57,6 +57,9 @@ TLS=${TLS:-0}
 RATE=${RATE:-0}
 MODE=${MODE:-runs}
 AA=${AA:-0}
+# BASE=path/to/old/tern (runs mode): compare that binary ("off" rows) with $TERN ("on" rows),
+# profiling off in both: the request path's cost of a change, side by side.
+BASE=${BASE:-}
 
 ((CONNS >= 1)) || die "CONNS must be at least 1"
 ((RUNS >= 1)) || die "RUNS must be at least 1"
@@ -64,6 +67,7 @@ AA=${AA:-0}
 [[ $TLS == 0 || $TLS == 1 ]] || die "TLS must be 0 or 1"
 [[ $RATE =~ ^[0-9]+$ ]] || die "RATE must be a whole number of requests per second (0: closed loop)"
 [[ $MODE == runs || $MODE == switch ]] || die "MODE must be runs or switch"
+[[ -z $BASE || $MODE == runs ]] || die "BASE compares binaries in MODE=runs only"
 find_client
 have_tern_run || die "'$TERN run' is not available: cargo build --release -p tern"
 have_tern_term || die "'$TERN term' is not available: cargo build --release -p tern"
@@ -101,10 +105,15 @@ client_args() {
 # One measurement: profiling $1 (off/on) in round $2; appends "mode round us_per_req others
 # rate errors" to $TMP/results.
 measure() {
-    local mode=$1 run=$2 name=tern-$1-$2 flag=false
+    local mode=$1 run=$2 name=tern-$1-$2 flag=false binary=$TERN
     [[ $mode == on ]] && flag=true
+    # BASE: an A/B of two binaries instead, profiling off in both ("off" = BASE, "on" = TERN).
+    if [[ -n $BASE ]]; then
+        flag=false
+        [[ $mode == off ]] && binary=$BASE
+    fi
     tern_config "$flag" >"$TMP/$name.toml"
-    start_pinned "$SERVER_CPU" "$name" "$TERN" run -c "$TMP/$name.toml"
+    start_pinned "$SERVER_CPU" "$name" "$binary" run -c "$TMP/$name.toml"
     local pid=$LAST_PID
     wait_ready "$TMP/$name.log" "$pid"
     local client
@@ -207,7 +216,7 @@ echo "profiling cost: $( ((TLS == 0)) && echo plain HTTP || echo TLS) keep-alive
     "tern to one tern term, $CONNS connections," \
     "$( ((RATE == 0)) && echo "closed loop" || echo "open loop at $RATE requests/s")"
 echo "tern CPU $SERVER_CPU (1 worker); client and backend CPU $CLIENT_CPU;" \
-    "mode $MODE$( ((AA == 0)) || echo ' (A/A: profiling never on)'): $DURATION s per run or window after $WARMUP s warm-up, $RUNS round(s);" \
+    "mode $MODE$( ((AA == 0)) || echo ' (A/A: profiling never on)')$([[ -z $BASE ]] || echo " (A/B: off = $BASE, on = $TERN, profiling off)"): $DURATION s per run or window after $WARMUP s warm-up, $RUNS round(s);" \
     "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 printf '%-10s %5s %9s %9s %8s %7s\n' profiling round "req/s" "µs/req" others errors
