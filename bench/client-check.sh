@@ -15,6 +15,8 @@ source bench/servers.sh
 
 CONNS=${CONNS:-32}
 CERTS=${CERTS:-rsa ecdsa}
+# tern-bench-nosig: tern bench with --no-signature-check (the server still signs).
+CLIENTS=${CLIENTS:-ab tern-bench tern-bench-nosig}
 
 need_cmd haproxy "apt-get install -y haproxy"
 need_cmd ab "apt-get install -y apache2-utils"
@@ -38,10 +40,12 @@ timed() {
 run_client() {
     case $1 in
     ab) timed ab -q -f TLS1.3 -c "$CONNS" -t "$DURATION" -n 100000000 "$URL" ;;
-    tern-bench)
+    tern-bench*)
+        local extra=()
+        [[ $1 == tern-bench-nosig ]] && extra=(--no-signature-check)
         timed "${CLIENT[@]}" "$URL" --cpus "$CLIENT_CPU" -c "$CONNS" --requests-per-conn 1 \
             --tls-version 1.3 --groups x25519 --ciphers "$SUITE" -d "$DURATION" --warmup 0 \
-            --json "$TMP/client.json"
+            --json "$TMP/client.json" "${extra[@]}"
         ;;
     esac
 }
@@ -50,17 +54,17 @@ run_client() {
 client_requests() {
     case $1 in
     ab) awk '/^Complete requests:/ { print $3 }' "$TMP/client.out" ;;
-    tern-bench) json_get "$TMP/client.json" requests ;;
+    tern-bench*) json_get "$TMP/client.json" requests ;;
     esac
 }
 
 echo "client check: TLS 1.3 $SUITE X25519, 1 request/connection, $CONNS connections," \
     "$DURATION s; HAProxy on CPU $SERVER_CPU, client on CPU $CLIENT_CPU"
 echo
-printf '%-6s %-10s %8s %10s %10s %14s %12s %13s\n' cert client "hs/s" "srv conns" "client s" \
+printf '%-6s %-16s %8s %10s %10s %14s %12s %13s\n' cert client "hs/s" "srv conns" "client s" \
     "hs/client-s" "client µs/hs" "server µs/hs"
 for cert in $CERTS; do
-    for client in ab tern-bench; do
+    for client in $CLIENTS; do
         start_server haproxy "$cert"
         ssl0=$(haproxy_info CumSslConns)
         cpu0=$(cpu_us "$SERVER_PID")
@@ -72,7 +76,7 @@ for cert in $CERTS; do
         [[ -n $requests && $requests -gt 0 ]] || die "$client completed no requests: $(cat "$TMP/client.out")"
         conns=$((ssl1 - ssl0))
         cpu=$(calc "$user + $sys" 3)
-        printf '%-6s %-10s %8.0f %10s %10s %14.0f %12.1f %13.1f\n' "$cert" "$client" \
+        printf '%-6s %-16s %8.0f %10s %10s %14.0f %12.1f %13.1f\n' "$cert" "$client" \
             "$(calc "$requests / $DURATION")" "$conns" "$cpu" "$(calc "$conns / $cpu")" \
             "$(calc "$cpu * 1e6 / $conns")" "$(calc "($cpu1 - $cpu0) / $conns")"
     done

@@ -119,6 +119,7 @@ fn settings(report: &Report) -> Value {
         "tls_offer": {
             "versions": set.tls_version,
             "groups": set.groups,
+            "key_share_reuse": set.key_share_reuse,
             "ciphers": set.ciphers,
             "sigalgs": set.sigalgs,
             "alpn": set.alpn,

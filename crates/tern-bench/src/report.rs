@@ -46,6 +46,8 @@ pub struct Settings {
     pub tls_version: String,
     /// Key exchange groups offered, in order.
     pub groups: Vec<String>,
+    /// Handshakes per client key pair (`--key-share-reuse`; 1 = fresh each time).
+    pub key_share_reuse: u32,
     /// Cipher suites asked for (empty: the provider's defaults).
     pub ciphers: Vec<String>,
     /// Signature schemes offered (empty: all the provider verifies).

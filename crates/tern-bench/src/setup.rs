@@ -167,10 +167,11 @@ pub(crate) fn report(args: &BenchArgs, capacity: f64, collected: Collected) -> R
 
 fn settings(args: &BenchArgs) -> Settings {
     let target = &args.url;
-    let verify = match (target.tls, &args.cacert) {
-        (false, _) => "none",
-        (true, Some(_)) => "verified against --cacert",
-        (true, None) => "not verified (handshake signatures checked)",
+    let verify = match (target.tls, &args.cacert, args.no_signature_check) {
+        (false, _, _) => "none",
+        (true, Some(_), _) => "verified against --cacert",
+        (true, None, false) => "not verified (handshake signatures checked)",
+        (true, None, true) => "not verified (handshake signatures not checked either)",
     };
     let tls_version = match args.tls_version {
         Some(TlsVersion::Tls12) => "1.2",
@@ -191,6 +192,7 @@ fn settings(args: &BenchArgs) -> Settings {
         ramp: args.ramp,
         tls_version: tls_version.to_owned(),
         groups: args.groups.iter().map(value_name).collect(),
+        key_share_reuse: args.key_share_reuse,
         ciphers: args.ciphers.clone(),
         sigalgs: args.sigalgs.iter().map(value_name).collect(),
         alpn: args.alpn.clone(),

@@ -16,8 +16,14 @@
 //! handshake signature against the certificate's key: the client then does the same public-key
 //! work as a real client (which verifies the chain too, but against a cached intermediate and
 //! with the leaf parsed once: the signature is the per-handshake cost), and a server that
-//! cannot sign fails.
+//! cannot sign fails. `--no-signature-check` leaves that check out too, for the most handshakes
+//! per client core (the server's work is the same).
+//!
+//! Plain (EC)DH groups reuse each thread's key pair for `--key-share-reuse` handshakes
+//! ([`key_share`]): the server still computes everything it would, the client skips its key
+//! generation.
 
+mod key_share;
 mod verify;
 
 use std::cell::Cell;
@@ -30,7 +36,7 @@ use rustls::client::{
     ClientSessionMemoryCache, ClientSessionStore, Resumption, TicketRequest, Tls12Resumption,
     Tls13ClientSessionValue,
 };
-use rustls::crypto::{aws_lc_rs, CryptoProvider};
+use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, NamedGroup, SignatureScheme};
@@ -225,7 +231,7 @@ impl ClientSessionStore for CountingStore {
 
 /// Builds the full-handshake client configuration described by `args`.
 pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
-    let provider = Arc::new(provider(&args.groups, &args.ciphers)?);
+    let provider = Arc::new(provider(&args.groups, &args.ciphers, args.key_share_reuse)?);
     let versions: &[&'static rustls::SupportedProtocolVersion] = match args.tls_version {
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
         Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
@@ -234,7 +240,7 @@ pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
     let schemes = schemes(&args.sigalgs, &provider)?;
     let verifier = match &args.cacert {
         Some(path) => verify::roots(load_roots(path)?, provider.clone(), schemes)?,
-        None => verify::insecure(provider.clone(), schemes),
+        None => verify::insecure(provider.clone(), schemes, !args.no_signature_check),
     };
     let hint = "(check --tls-version against --cipher and --group)";
     let mut config = ClientConfig::builder_with_provider(provider)
@@ -254,9 +260,14 @@ pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
     Ok(config)
 }
 
-/// The aws-lc-rs provider restricted to `groups` (in order) and `ciphers` (all if empty), its
-/// TLS 1.3 suites with the HMAC-based HKDF of tern's server ([`tern_tls::with_hmac_hkdf`]).
-fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, BenchError> {
+/// The aws-lc-rs provider restricted to `--group` (in order) and `--cipher` (all if empty), its
+/// TLS 1.3 suites with the HMAC-based HKDF of tern's server ([`tern_tls::with_hmac_hkdf`]), and
+/// its (EC)DH groups reusing key pairs for `--key-share-reuse` handshakes ([`key_share`]).
+fn provider(
+    groups: &[KxGroup],
+    ciphers: &[String],
+    key_share_reuse: u32,
+) -> Result<CryptoProvider, BenchError> {
     let mut provider = aws_lc_rs::default_provider();
     provider.kx_groups = groups
         .iter()
@@ -268,6 +279,7 @@ fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, Be
             KxGroup::P256mlkem768 => aws_lc_rs::kx_group::SECP256R1MLKEM768,
             KxGroup::Mlkem768 => aws_lc_rs::kx_group::MLKEM768,
         })
+        .map(|g| reusing(g, key_share_reuse))
         .collect();
     if !ciphers.is_empty() {
         let mut suites = Vec::with_capacity(ciphers.len());
@@ -287,6 +299,18 @@ fn provider(groups: &[KxGroup], ciphers: &[String]) -> Result<CryptoProvider, Be
         .map(tern_tls::with_hmac_hkdf)
         .collect();
     Ok(provider)
+}
+
+/// `group` with its key pairs reused for `uses` handshakes, if it is a plain (EC)DH group.
+fn reusing(group: &'static dyn SupportedKxGroup, uses: u32) -> &'static dyn SupportedKxGroup {
+    if uses <= 1 {
+        return group;
+    }
+    match key_share::Reused::new(group.name(), uses) {
+        // One small allocation per client configuration, which lives for the whole run.
+        Some(reused) => Box::leak(Box::new(reused)),
+        None => group,
+    }
 }
 
 /// The signature schemes to offer: those asked for (each must be verifiable), or all.

@@ -250,3 +250,84 @@ fn cacert_verifies_and_a_wrong_name_fails() {
     assert!(wrong.stats.errors_of(ErrorKind::Tls) > 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Signs with the real key, then spoils one byte of every signature.
+#[derive(Debug)]
+struct SpoiledKey(std::sync::Arc<dyn rustls::sign::SigningKey>);
+
+#[derive(Debug)]
+struct SpoiledSigner(Box<dyn rustls::sign::Signer>);
+
+impl rustls::sign::SigningKey for SpoiledKey {
+    fn choose_scheme(
+        &self,
+        offered: &[rustls::SignatureScheme],
+    ) -> Option<Box<dyn rustls::sign::Signer>> {
+        let inner = self.0.choose_scheme(offered)?;
+        Some(Box::new(SpoiledSigner(inner)))
+    }
+
+    fn algorithm(&self) -> rustls::SignatureAlgorithm {
+        self.0.algorithm()
+    }
+}
+
+impl rustls::sign::Signer for SpoiledSigner {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, rustls::Error> {
+        let mut signature = self.0.sign(message)?;
+        let last = signature.len() - 1;
+        signature[last] ^= 1;
+        Ok(signature)
+    }
+
+    fn scheme(&self) -> rustls::SignatureScheme {
+        self.0.scheme()
+    }
+}
+
+/// Handshake signatures are checked by default (a server that signs wrongly fails every
+/// handshake) and not with --no-signature-check, which then still completes the requests; key
+/// pairs reused or not, every handshake is full on the server.
+#[test]
+fn signatures_are_checked_unless_told_not_to() {
+    let cert = tern_tls::self_signed(&["localhost".to_owned()], KeyKind::EcdsaP256).unwrap();
+    let real = cert.certified_key.clone();
+    let spoiled = rustls::sign::CertifiedKey::new(
+        real.cert.clone(),
+        std::sync::Arc::new(SpoiledKey(real.key.clone())),
+    );
+    let config = tern_tls::server_config_from_keys(vec![std::sync::Arc::new(spoiled)]).unwrap();
+    let term = tern_term::start(tern_term::TermOptions {
+        tls: Some(config),
+        ..tern_term::TermOptions::new("127.0.0.1:0".parse().unwrap())
+    })
+    .unwrap();
+    let url = format!("https://{}/", term.local_addrs()[0]);
+    let once = ["-c", "1", "-d", "0.2", "--requests-per-conn", "1"];
+
+    let checked = bench(&url, &once);
+    assert_eq!(checked.stats.requests, 0);
+    assert!(checked.stats.errors_of(ErrorKind::Tls) > 0);
+
+    for reuse in ["1", "100"] {
+        let extra = [
+            &once[..],
+            &["--no-signature-check", "--key-share-reuse", reuse],
+        ]
+        .concat();
+        let unchecked = bench(&url, &extra);
+        let s = &unchecked.stats;
+        assert!(s.full_handshakes > 5, "{s:?}");
+        assert_eq!(unchecked.error_count(), 0, "{:?}", s.errors);
+        assert_eq!(
+            unchecked.settings.verify,
+            "not verified (handshake signatures not checked either)"
+        );
+        assert_eq!(
+            unchecked.settings.key_share_reuse,
+            reuse.parse::<u32>().unwrap()
+        );
+    }
+    let server = term.stats();
+    assert_eq!(server.tls_resumed, 0);
+}

@@ -44,6 +44,7 @@ pub(crate) fn sample_report() -> Report {
             ramp: Duration::ZERO,
             tls_version: "1.3,1.2".into(),
             groups: vec!["x25519".into()],
+            key_share_reuse: 1,
             ciphers: vec![],
             sigalgs: vec![],
             alpn: vec![],

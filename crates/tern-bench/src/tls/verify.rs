@@ -2,7 +2,8 @@
 //!
 //! rustls takes the `signature_algorithms` a client offers from its verifier's
 //! `supported_verify_schemes`, so `--sigalg` is a verifier that reports a shorter list: either
-//! the insecure one (any certificate, real signature checks) or WebPKI's, wrapped.
+//! the insecure one (any certificate; real signature checks unless `--no-signature-check`) or
+//! WebPKI's, wrapped.
 
 use std::sync::Arc;
 
@@ -15,14 +16,16 @@ use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use crate::BenchError;
 
 /// Accepts any certificate chain and name (tern-tls' insecure verifier); verifies handshake
-/// signatures for real.
+/// signatures for real if `check_signatures`, else accepts them unchecked.
 pub fn insecure(
     provider: Arc<CryptoProvider>,
     schemes: Vec<SignatureScheme>,
+    check_signatures: bool,
 ) -> Arc<dyn ServerCertVerifier> {
     Arc::new(Offering {
         inner: tern_tls::insecure_verifier(provider),
         schemes,
+        check_signatures,
     })
 }
 
@@ -42,14 +45,20 @@ pub fn roots(
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
         .build()
         .map_err(|e| BenchError::Tls(format!("--cacert: {e}")))?;
-    Ok(Arc::new(Offering { inner, schemes }))
+    Ok(Arc::new(Offering {
+        inner,
+        schemes,
+        check_signatures: true,
+    }))
 }
 
-/// Another verifier, offering only `schemes`.
+/// Another verifier, offering only `schemes`, and skipping signature checks unless
+/// `check_signatures`.
 #[derive(Debug)]
 struct Offering {
     inner: Arc<dyn ServerCertVerifier>,
     schemes: Vec<SignatureScheme>,
+    check_signatures: bool,
 }
 
 impl ServerCertVerifier for Offering {
@@ -71,6 +80,9 @@ impl ServerCertVerifier for Offering {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if !self.check_signatures {
+            return Ok(HandshakeSignatureValid::assertion());
+        }
         self.inner.verify_tls12_signature(message, cert, dss)
     }
 
@@ -80,6 +92,9 @@ impl ServerCertVerifier for Offering {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if !self.check_signatures {
+            return Ok(HandshakeSignatureValid::assertion());
+        }
         self.inner.verify_tls13_signature(message, cert, dss)
     }
 
