@@ -13,11 +13,14 @@
 #    Goal (issue 5): flooded p99 ≤ 2 × unloaded p99 with the cap.
 #    The same with `handshake_offload` (handshake crypto on a nice-19 thread), without and with
 #    the cap: modes `offload` and `offcap` ($MODES chooses).
-# Both clients run on CPU $CLIENT_CPU (one thread each); on a 2-CPU machine they share it, so
-# the client side is part of what is measured: see BENCHMARKS.md for the caveats. The flood
-# client runs at nice $FLOOD_NICE (default 19) so that, when that CPU is short, the kernel runs
-# the keep-alive client first: the flood's own handshake work (~200 µs of client CPU each) would
-# otherwise delay the keep-alive client's requests before they reach tern at all.
+# Where the clients run: the flood client on CPU $CLIENT_CPU at nice $FLOOD_NICE; the keep-alive
+# clients on CPU $KA_CPU (default: tern's CPU). On a 2-CPU machine there is no third CPU for the
+# measuring client: next to the flood client it measures the flood client's side too (its
+# kernel work, loopback softirqs and wake-ups; an independent server then sees the same
+# 3-4x), so by default it shares tern's CPU instead, where it only makes tern's job harder.
+# A control: a `tern term` HTTPS server on tern's CPU, which takes no part in the flood, gets
+# the same keep-alive load at the same time (REF=0 turns it off): what the flood does to any
+# process on that CPU, as opposed to what it does to tern.
 # p50/p99 are of `latency_us.total` (intended start to last byte, open loop).
 #
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
@@ -33,6 +36,9 @@ FLOOD_CONNS=${FLOOD_CONNS:-1024}
 CAP_SHARE=${CAP_SHARE:-0.9}
 CERT=${CERT:-ecdsa}
 FLOOD_NICE=${FLOOD_NICE:-19}
+KA_CPU=${KA_CPU:-$SERVER_CPU}
+REF=${REF:-1}
+REF_PORT=${REF_PORT:-$((FRONT_PORT + 1))}
 # Niceness of the keep-alive (and capacity) client: below 0 it preempts the flood client on
 # the shared client CPU at once, which tells the client side's share of the latency apart.
 KA_NICE=${KA_NICE:-0}
@@ -75,17 +81,50 @@ start_tern() {
     wait_port "$FRONT_PORT" "$TERN_PID"
 }
 
-client() {
-    nice -n "$KA_NICE" taskset -c "$CLIENT_CPU" "${CLIENT[@]}" "https://127.0.0.1:$FRONT_PORT/test" \
-        --cpus "$CLIENT_CPU" --threads 1 --tls-version 1.3 --sni localhost "$@"
+# tern bench against $1 (a port), pinned to CPU $2, with the options that follow.
+bench_on() {
+    local port=$1 cpu=$2
+    shift 2
+    nice -n "$KA_NICE" taskset -c "$cpu" "${CLIENT[@]}" "https://127.0.0.1:$port/test" \
+        --cpus "$cpu" --threads 1 --tls-version 1.3 --sni localhost "$@"
 }
 
-echo "handshake flood: TLS 1.3 $CERT, tern on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU"
+# The keep-alive load against tern (and the control), JSON into $TMP/$1-ka$2.json (and
+# $TMP/$1-ref$2.json); runs in the background, sets KA_PIDS.
+keep_alive() {
+    local load=(-c "$KA_CONNS" --rate "$KA_RATE" -d "$DURATION" --warmup 2)
+    KA_PIDS=()
+    bench_on "$FRONT_PORT" "$KA_CPU" "${load[@]}" --json "$TMP/$1-ka$2.json" >"$TMP/$1-ka$2.txt" 2>&1 &
+    KA_PIDS+=($!)
+    if ((REF)); then
+        bench_on "$REF_PORT" "$KA_CPU" "${load[@]}" --json "$TMP/$1-ref$2.json" \
+            >"$TMP/$1-ref$2.txt" 2>&1 &
+        KA_PIDS+=($!)
+    fi
+}
+
+wait_keep_alive() {
+    local pid
+    for pid in "${KA_PIDS[@]}"; do
+        wait "$pid" || die "keep-alive run failed: $(cat "$TMP"/*-ka*.txt)"
+    done
+}
+
+echo "handshake flood: TLS 1.3 $CERT, tern on CPU $SERVER_CPU, flood client on CPU $CLIENT_CPU," \
+    "keep-alive clients on CPU $KA_CPU"
+if ((REF)); then
+    port_free "$REF_PORT" || die "port $REF_PORT is busy (set REF_PORT)"
+    start_pinned "$SERVER_CPU" ref-term "$TERN" term --listen "127.0.0.1:$REF_PORT" \
+        --tls-cert "bench/certs/$CERT.pem" --cpus "$SERVER_CPU"
+    REF_PID=$LAST_PID
+    wait_port "$REF_PORT" "$REF_PID"
+fi
 # CAPACITY may be given (full handshakes/s, e.g. from bench/handshakes.sh) to skip the measure:
 # on a shared 2-CPU machine the closed-loop measure is often the client's limit, not tern's.
 if [[ -z ${CAPACITY:-} ]]; then
     start_tern "" capacity
-    client -c 64 --requests-per-conn 1 -d "$DURATION" --warmup 1 --json "$TMP/capacity.json" \
+    bench_on "$FRONT_PORT" "$CLIENT_CPU" -c 64 --requests-per-conn 1 -d "$DURATION" --warmup 1 \
+        --json "$TMP/capacity.json" \
         >"$TMP/capacity.txt" || die "capacity run failed: $(cat "$TMP/capacity.txt")"
     stop_pid "$TERN_PID"
     CAPACITY=$(json_get "$TMP/capacity.json" connections_per_s)
@@ -94,8 +133,9 @@ CAP=$(calc "$CAPACITY * $CAP_SHARE" 0)
 FLOOD=$(calc "$CAPACITY * $FLOOD_FACTOR" 0)
 echo "capacity: $CAPACITY full handshakes/s; cap $CAP/s; flood $FLOOD/s; keep-alive $KA_RATE req/s"
 echo
-printf '%-8s %12s %12s %14s %14s %7s %12s %10s %10s\n' mode "p50 unloaded" "p50 flooded" \
-    "p99 unloaded" "p99 flooded" ratio "flood hs/s" "ka errors" "flood err"
+printf '%-8s %12s %12s %14s %14s %7s %12s %10s %10s %12s %12s %7s\n' mode "p50 unloaded" \
+    "p50 flooded" "p99 unloaded" "p99 flooded" ratio "flood hs/s" "ka errors" "flood err" \
+    "ref p99 unl" "ref p99 fl" "ref ×"
 for mode in $MODES; do
     case $mode in
         nocap) line="" ;;
@@ -105,22 +145,19 @@ for mode in $MODES; do
         *) die "unknown mode $mode (nocap, cap, offload, offcap)" ;;
     esac
     start_tern "$line" "$mode"
-    client -c "$KA_CONNS" --rate "$KA_RATE" -d "$DURATION" --warmup 2 \
-        --json "$TMP/$mode-ka0.json" >"$TMP/$mode-ka0.txt" ||
-        die "keep-alive run failed: $(cat "$TMP/$mode-ka0.txt")"
-    # The keep-alive client connects first (its handshakes are not the flood's victims: the
+    keep_alive "$mode" 0
+    wait_keep_alive
+    # The keep-alive clients connect first (their handshakes are not the flood's victims: the
     # goal is about clients already connected); the flood starts half a second later and runs
-    # past the end of the keep-alive client's window, which opens after a 2 s warm-up.
-    client -c "$KA_CONNS" --rate "$KA_RATE" -d "$DURATION" --warmup 2 \
-        --json "$TMP/$mode-ka1.json" >"$TMP/$mode-ka1.txt" &
-    ka_pid=$!
+    # past the end of their window, which opens after a 2 s warm-up.
+    keep_alive "$mode" 1
     sleep 0.5
     nice -n "$FLOOD_NICE" taskset -c "$CLIENT_CPU" "${CLIENT[@]}" \
         "https://127.0.0.1:$FRONT_PORT/test" --cpus "$CLIENT_CPU" --threads 1 --tls-version 1.3 \
         --sni localhost -c "$FLOOD_CONNS" --rate "$FLOOD" --requests-per-conn 1 \
         -d "$((DURATION + 3))" --warmup 0 --json "$TMP/$mode-flood.json" >"$TMP/$mode-flood.txt" 2>&1 &
     flood_pid=$!
-    wait "$ka_pid" || die "keep-alive run under flood failed: $(cat "$TMP/$mode-ka1.txt")"
+    wait_keep_alive
     wait "$flood_pid" || true
     stop_pid "$TERN_PID"
     m0=$(json_latency "$TMP/$mode-ka0.json" total p50)
@@ -133,10 +170,17 @@ for mode in $MODES; do
         hs=$(json_get "$TMP/$mode-flood.json" connections_per_s)
         ferr=$(json_get "$TMP/$mode-flood.json" errors_total)
     fi
-    printf '%-8s %9s µs %9s µs %11s µs %11s µs %7s %12s %10s %10s\n' "$mode" "$m0" "$m1" "$p0" "$p1" \
-        "$(calc "$p1 / ($p0 > 0 ? $p0 : 1)" 2)" "$hs" \
-        "$(json_get "$TMP/$mode-ka1.json" errors_total)" "$ferr"
+    r0=n/a r1=n/a rr=n/a
+    if ((REF)); then
+        r0=$(json_latency "$TMP/$mode-ref0.json" total p99)
+        r1=$(json_latency "$TMP/$mode-ref1.json" total p99)
+        rr=$(calc "$r1 / ($r0 > 0 ? $r0 : 1)" 2)
+    fi
+    printf '%-8s %9s µs %9s µs %11s µs %11s µs %7s %12s %10s %10s %9s µs %9s µs %7s\n' "$mode" \
+        "$m0" "$m1" "$p0" "$p1" "$(calc "$p1 / ($p0 > 0 ? $p0 : 1)" 2)" "$hs" \
+        "$(json_get "$TMP/$mode-ka1.json" errors_total)" "$ferr" "$r0" "$r1" "$rr"
 done
+((REF)) && stop_pid "$REF_PID"
 echo
 for mode in $MODES; do
     echo "tern's counters ($mode):" \
