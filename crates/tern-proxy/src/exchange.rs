@@ -7,7 +7,10 @@
 //!   passes). An idle pooled connection to the server is taken ([`crate::pool`]) or a new one
 //!   opened under the `connect` timeout. A failed connect is retried up to `retries` times
 //!   (nothing was sent, so this is safe for every method): on another server when `redispatch`
-//!   is on (the failed ones are avoided), else on the same one; then the answer is 503.
+//!   is on (the failed ones are avoided), else on the same one; then the answer is 503. A TLS
+//!   server refusing the session with an alert in place of the first response on a new
+//!   connection (a TLS 1.3 client-certificate refusal) counts as a failed connect too; the
+//!   request is retried only if it is still whole in the buffer (else 502).
 //! - **Passive checks.** With `observe`, each exchange tells the server's shared state whether
 //!   it failed (connection errors; at layer 7 also invalid responses and 5xx), and the health
 //!   checker acts when `error_limit` consecutive errors are reached.
@@ -154,25 +157,15 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
                 } else {
                     debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
                 }
-                bump(&bc.connect_errors);
-                bump(&sc.connect_errors);
-                observe(be, state, server, Seen::ConnectionError);
-                if retries_left == 0 {
-                    bump(&bc.no_server);
-                    return unavailable(s, sent, first.done, head_only).await;
+                let mut attempt = Attempt {
+                    retries_left: &mut retries_left,
+                    failed: &mut failed,
+                    inflight: &mut inflight,
+                };
+                if attempt.failed_to_connect(s, server) {
+                    continue;
                 }
-                retries_left -= 1;
-                bump(&bc.retries);
-                if let Some(log) = s.log.as_deref_mut() {
-                    log.retried(be.redispatch);
-                }
-                if be.redispatch {
-                    // Nothing was sent: any method may go to another server.
-                    failed.push(server);
-                    inflight = None;
-                    bump(&bc.redispatches);
-                }
-                continue;
+                return unavailable(s, sent, first.done, head_only).await;
             }
         };
         if let Some(log) = s.log.as_deref_mut() {
@@ -185,6 +178,27 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
         if let (Some(picked), Some(at)) = (&inflight, outcome.responded_at) {
             picked.responded(at);
+        }
+        if let (false, Some(alert)) = (reused, refused_session(&outcome)) {
+            warn!(backend = %be.name, server = %be.servers[server].name, ?alert,
+                "server refused the TLS session after the handshake (its client certificate check?)");
+            // Nothing reached the server's application. A request still whole in the buffer
+            // is handled as after a failed connect (retried, else 503); any other is answered
+            // as a fault below (502).
+            if resendable {
+                if let Some(log) = s.log.as_deref_mut() {
+                    log.connect_failed(false);
+                }
+                let mut attempt = Attempt {
+                    retries_left: &mut retries_left,
+                    failed: &mut failed,
+                    inflight: &mut inflight,
+                };
+                if attempt.failed_to_connect(s, server) {
+                    continue;
+                }
+                return unavailable(s, sent, first.done, head_only).await;
+            }
         }
         if let End::Failed {
             fault: Fault::ServerClosed | Fault::ServerIo(_),
@@ -221,6 +235,75 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             add(bytes_out, down);
         }
         return judge(s, outcome, conn, server, head_only).await;
+    }
+}
+
+/// The retry state of one request across its connection attempts.
+struct Attempt<'a> {
+    retries_left: &'a mut u32,
+    failed: &'a mut Vec<usize>,
+    inflight: &'a mut Option<InFlight>,
+}
+
+impl Attempt<'_> {
+    /// Counts a failed connection to `server` (passive checks included) and says whether to try
+    /// again: on another server with `redispatch` (the failed ones avoided), else the same one.
+    /// Nothing reached the server's application, so this is safe for every method.
+    fn failed_to_connect<S: ClientStream>(&mut self, s: &mut Session<S>, server: usize) -> bool {
+        let w = &s.w;
+        let (b, be) = (s.backend, &w.shared.snapshot.config.backends[s.backend]);
+        let (bc, sc) = (&w.stats.backends[b], &w.stats.servers[b][server]);
+        bump(&bc.connect_errors);
+        bump(&sc.connect_errors);
+        if let Some(state) = w.balancers.state(b) {
+            observe(be, state, server, Seen::ConnectionError);
+        }
+        if *self.retries_left == 0 {
+            bump(&bc.no_server);
+            return false;
+        }
+        *self.retries_left -= 1;
+        bump(&bc.retries);
+        if let Some(log) = s.log.as_deref_mut() {
+            log.retried(be.redispatch);
+        }
+        if be.redispatch {
+            self.failed.push(server);
+            *self.inflight = None;
+            bump(&bc.redispatches);
+        }
+        true
+    }
+}
+
+/// The alert with which a server refused the TLS session on a fresh connection before any
+/// response byte: in TLS 1.3 the client's side of the handshake is complete before the server
+/// judges the client's certificate, so a refusal (no certificate, an unknown CA, ...) arrives
+/// in place of the response. The server's application never saw the request.
+fn refused_session(outcome: &Outcome) -> Option<rustls::AlertDescription> {
+    use rustls::AlertDescription as A;
+    let End::Failed {
+        fault: Fault::ServerIo(e),
+        stage: Stage::Head,
+        received: false,
+    } = &outcome.end
+    else {
+        return None;
+    };
+    let tls = e.get_ref()?.downcast_ref::<rustls::Error>()?;
+    match tls {
+        rustls::Error::AlertReceived(
+            alert @ (A::BadCertificate
+            | A::UnsupportedCertificate
+            | A::CertificateRevoked
+            | A::CertificateExpired
+            | A::CertificateUnknown
+            | A::UnknownCA
+            | A::CertificateRequired
+            | A::AccessDenied
+            | A::HandshakeFailure),
+        ) => Some(*alert),
+        _ => None,
     }
 }
 

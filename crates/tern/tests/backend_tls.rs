@@ -301,15 +301,40 @@ async fn a_client_certificate_reaches_a_server_requiring_one() {
 
     // Without the certificate the server refuses it. In TLS 1.3 the client's side of the
     // handshake is complete before the server judges the certificate, so the refusal arrives
-    // instead of the response: 502.
+    // instead of the response. Nothing reached the server's application: it is a failed
+    // connect, answered 503 when no retry is left...
     let without = format!(
-        "{{ name = \"m\", address = \"{addr}\", tls = {{ ca = \"rec.crt\", sni = \"backend.test\" }} }}"
+        "{{ name = \"m\", address = \"{addr}\", tls = {{ verify = \"none\", sni = \"backend.test\" }} }}"
     );
     let toml = Config::new()
         .backend("retries = 0")
         .raw_server(&without)
         .toml();
+    let tern = Tern::run_in(dir.clone(), &toml);
+    assert_eq!(get(tern.addr(), false, "/").await.status, 503);
+    let c = tern.stop();
+    assert_eq!(c.get("server app/m", "connect_errors"), 1, "{:?}", c.0);
+
+    // ... and retried, on another server with redispatch.
+    let (open, _) = recording_server(&dir, None);
+    let open = format!(
+        "{{ name = \"o\", address = \"{open}\", tls = {{ verify = \"none\", sni = \"backend.test\" }} }}"
+    );
+    let toml = Config::new()
+        .backend("retries = 1")
+        .backend("redispatch = true")
+        .raw_server(&without)
+        .raw_server(&open)
+        .toml();
     let tern = Tern::run_in(dir, &toml);
-    assert_eq!(get(tern.addr(), false, "/").await.status, 502);
-    tern.stop();
+    for _ in 0..4 {
+        let got = get(tern.addr(), false, "/").await;
+        assert_eq!(got.status, 200, "{}", got.text());
+    }
+    let c = tern.stop();
+    assert!(c.get("server app/m", "connect_errors") >= 1, "{:?}", c.0);
+    assert_eq!(
+        c.get("backend app", "redispatches"),
+        c.get("server app/m", "connect_errors")
+    );
 }
