@@ -112,23 +112,22 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         return unavailable(s, sent, first.done, head_only).await;
     };
     let persisted = persist::lookup(be, state, &s.head, s.buf.data(), s.peer);
-    let mut retries_left = be.retries;
+    let mut attempt = Attempt {
+        retries_left: be.retries,
+        failed: Vec::new(),
+        inflight: None,
+    };
     let mut resends = 0;
     let mut fresh = false;
-    // Servers this request failed to connect to, avoided when it is redispatched.
-    let mut failed: Vec<usize> = Vec::new();
-    // The request holds a slot on its server, and counts as in flight, until `forward` returns
-    // or it leaves the server.
-    let mut inflight: Option<InFlight> = None;
     loop {
-        let server = match &inflight {
+        let server = match &attempt.inflight {
             Some(picked) => picked.server(),
-            None => match place(s, persisted.server, &failed).await {
+            None => match place(s, persisted.server, &attempt.failed).await {
                 Ok(picked) => {
                     if let Some(log) = s.log.as_deref_mut() {
                         log.placed(picked.server());
                     }
-                    inflight.insert(picked).server()
+                    attempt.inflight.insert(picked).server()
                 }
                 Err(refusal) => {
                     debug!(backend = %be.name, %refusal, "no server");
@@ -149,20 +148,13 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         let (mut conn, reused) = match obtain(&w, b, server, new_conn, host, proxy).await {
             Ok(got) => got,
             Err(e) => {
-                if let Some(log) = s.log.as_deref_mut() {
-                    log.connect_failed(matches!(e, upstream::ConnectError::Timeout { .. }));
-                }
                 if e.is_tls() {
                     warn!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
                 } else {
                     debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
                 }
-                let mut attempt = Attempt {
-                    retries_left: &mut retries_left,
-                    failed: &mut failed,
-                    inflight: &mut inflight,
-                };
-                if attempt.failed_to_connect(s, server) {
+                let timed_out = matches!(e, upstream::ConnectError::Timeout { .. });
+                if attempt.failed_to_connect(s, server, timed_out) {
                     continue;
                 }
                 return unavailable(s, sent, first.done, head_only).await;
@@ -171,12 +163,12 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
         if let Some(log) = s.log.as_deref_mut() {
             log.connected();
         }
-        if !reused && !persisted_to(&inflight) {
+        if !reused && !persisted_to(&attempt.inflight) {
             persist::remember(state, s.peer, server);
         }
         persist::response_fields(be, server, &persisted, s.head.method(), &mut s.extra);
         let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
-        if let (Some(picked), Some(at)) = (&inflight, outcome.responded_at) {
+        if let (Some(picked), Some(at)) = (&attempt.inflight, outcome.responded_at) {
             picked.responded(at);
         }
         if let (false, Some(alert)) = (reused, refused_session(&outcome)) {
@@ -186,15 +178,7 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             // is handled as after a failed connect (retried, else 503); any other is answered
             // as a fault below (502).
             if resendable {
-                if let Some(log) = s.log.as_deref_mut() {
-                    log.connect_failed(false);
-                }
-                let mut attempt = Attempt {
-                    retries_left: &mut retries_left,
-                    failed: &mut failed,
-                    inflight: &mut inflight,
-                };
-                if attempt.failed_to_connect(s, server) {
+                if attempt.failed_to_connect(s, server, false) {
                     continue;
                 }
                 return unavailable(s, sent, first.done, head_only).await;
@@ -238,18 +222,29 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
     }
 }
 
-/// The retry state of one request across its connection attempts.
-struct Attempt<'a> {
-    retries_left: &'a mut u32,
-    failed: &'a mut Vec<usize>,
-    inflight: &'a mut Option<InFlight>,
+/// One request's way to a server, across its connection attempts.
+struct Attempt {
+    retries_left: u32,
+    /// Servers this request failed to connect to, avoided when it is redispatched.
+    failed: Vec<usize>,
+    /// The request holds a slot on its server, and counts as in flight, until `forward`
+    /// returns or it leaves the server.
+    inflight: Option<InFlight>,
 }
 
-impl Attempt<'_> {
-    /// Counts a failed connection to `server` (passive checks included) and says whether to try
-    /// again: on another server with `redispatch` (the failed ones avoided), else the same one.
-    /// Nothing reached the server's application, so this is safe for every method.
-    fn failed_to_connect<S: ClientStream>(&mut self, s: &mut Session<S>, server: usize) -> bool {
+impl Attempt {
+    /// Counts a failed connection to `server` (passive checks and the log included) and says
+    /// whether to try again: on another server with `redispatch` (the failed ones avoided), else
+    /// the same one. Nothing reached the server's application, so this is safe for every method.
+    fn failed_to_connect<S: ClientStream>(
+        &mut self,
+        s: &mut Session<S>,
+        server: usize,
+        timed_out: bool,
+    ) -> bool {
+        if let Some(log) = s.log.as_deref_mut() {
+            log.connect_failed(timed_out);
+        }
         let w = &s.w;
         let (b, be) = (s.backend, &w.shared.snapshot.config.backends[s.backend]);
         let (bc, sc) = (&w.stats.backends[b], &w.stats.servers[b][server]);
@@ -258,18 +253,18 @@ impl Attempt<'_> {
         if let Some(state) = w.balancers.state(b) {
             observe(be, state, server, Seen::ConnectionError);
         }
-        if *self.retries_left == 0 {
+        if self.retries_left == 0 {
             bump(&bc.no_server);
             return false;
         }
-        *self.retries_left -= 1;
+        self.retries_left -= 1;
         bump(&bc.retries);
         if let Some(log) = s.log.as_deref_mut() {
             log.retried(be.redispatch);
         }
         if be.redispatch {
             self.failed.push(server);
-            *self.inflight = None;
+            self.inflight = None;
             bump(&bc.redispatches);
         }
         true
