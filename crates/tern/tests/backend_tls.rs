@@ -312,6 +312,14 @@ async fn a_client_certificate_reaches_a_server_requiring_one() {
         .toml();
     let tern = Tern::run_in(dir.clone(), &toml);
     assert_eq!(get(tern.addr(), false, "/").await.status, 503);
+    // A POST cannot be sent again (tern keeps no copy of a request it may not replay): the
+    // refusal is answered as a fault of the server, and not counted as a failed connect.
+    let mut conn = connect(tern.addr(), false).await;
+    let post = hyper::Request::post("/")
+        .header("host", "localhost")
+        .body(Body::new(bytes::Bytes::from_static(b"x")))
+        .unwrap();
+    assert_eq!(send(&mut conn, post).await.status, 502);
     let c = tern.stop();
     assert_eq!(c.get("server app/m", "connect_errors"), 1, "{:?}", c.0);
 
