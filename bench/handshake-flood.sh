@@ -26,6 +26,7 @@
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/handshake-flood.sh
 #   DURATION=20 KA_RATE=2000 bench/handshake-flood.sh
+#   RUNS=3 MODES="offload offcap" bench/handshake-flood.sh          # medians over 3 rounds
 #   CAPACITY=4700 DURATION=20 OUT=/some/dir bench/handshake-flood.sh   # keep the JSON reports
 source "$(dirname "$0")/lib.sh"
 
@@ -38,6 +39,8 @@ CERT=${CERT:-ecdsa}
 FLOOD_NICE=${FLOOD_NICE:-19}
 KA_CPU=${KA_CPU:-$SERVER_CPU}
 REF=${REF:-1}
+# Rounds of all the modes; with more than one, the median ratios are printed at the end.
+RUNS=${RUNS:-1}
 REF_PORT=${REF_PORT:-$((FRONT_PORT + 1))}
 # Niceness of the keep-alive (and capacity) client: below 0 it preempts the flood client on
 # the shared client CPU at once, which tells the client side's share of the latency apart.
@@ -133,10 +136,9 @@ CAP=$(calc "$CAPACITY * $CAP_SHARE" 0)
 FLOOD=$(calc "$CAPACITY * $FLOOD_FACTOR" 0)
 echo "capacity: $CAPACITY full handshakes/s; cap $CAP/s; flood $FLOOD/s; keep-alive $KA_RATE req/s"
 echo
-printf '%-8s %12s %12s %14s %14s %7s %12s %10s %10s %12s %12s %7s\n' mode "p50 unloaded" \
-    "p50 flooded" "p99 unloaded" "p99 flooded" ratio "flood hs/s" "ka errors" "flood err" \
-    "ref p99 unl" "ref p99 fl" "ref ×"
-for mode in $MODES; do
+# One mode, one round ($2): unloaded, then flooded; prints a row, adds to RATIOS/REF_RATIOS.
+run_mode() {
+    local mode=$1 round=$2 line name
     case $mode in
         nocap) line="" ;;
         cap) line="max_tls_handshake_rate = $CAP" ;;
@@ -144,46 +146,70 @@ for mode in $MODES; do
         offcap) line=$'handshake_offload = true\n'"max_tls_handshake_rate = $CAP" ;;
         *) die "unknown mode $mode (nocap, cap, offload, offcap)" ;;
     esac
-    start_tern "$line" "$mode"
-    keep_alive "$mode" 0
+    name=$mode-$round
+    start_tern "$line" "$name"
+    keep_alive "$name" 0
     wait_keep_alive
     # The keep-alive clients connect first (their handshakes are not the flood's victims: the
     # goal is about clients already connected); the flood starts half a second later and runs
     # past the end of their window, which opens after a 2 s warm-up.
-    keep_alive "$mode" 1
+    keep_alive "$name" 1
     sleep 0.5
     nice -n "$FLOOD_NICE" taskset -c "$CLIENT_CPU" "${CLIENT[@]}" \
         "https://127.0.0.1:$FRONT_PORT/test" --cpus "$CLIENT_CPU" --threads 1 --tls-version 1.3 \
         --sni localhost -c "$FLOOD_CONNS" --rate "$FLOOD" --requests-per-conn 1 \
-        -d "$((DURATION + 3))" --warmup 0 --json "$TMP/$mode-flood.json" >"$TMP/$mode-flood.txt" 2>&1 &
-    flood_pid=$!
+        -d "$((DURATION + 3))" --warmup 0 --json "$TMP/$name-flood.json" >"$TMP/$name-flood.txt" 2>&1 &
+    local flood_pid=$!
     wait_keep_alive
     wait "$flood_pid" || true
     stop_pid "$TERN_PID"
-    m0=$(json_latency "$TMP/$mode-ka0.json" total p50)
-    m1=$(json_latency "$TMP/$mode-ka1.json" total p50)
-    p0=$(json_latency "$TMP/$mode-ka0.json" total p99)
-    p1=$(json_latency "$TMP/$mode-ka1.json" total p99)
-    hs=n/a
-    ferr=n/a
-    if [[ -s $TMP/$mode-flood.json ]]; then
-        hs=$(json_get "$TMP/$mode-flood.json" connections_per_s)
-        ferr=$(json_get "$TMP/$mode-flood.json" errors_total)
+    local m0 m1 p0 p1 ratio hs=n/a ferr=n/a r0=n/a r1=n/a rr=n/a
+    m0=$(json_latency "$TMP/$name-ka0.json" total p50)
+    m1=$(json_latency "$TMP/$name-ka1.json" total p50)
+    p0=$(json_latency "$TMP/$name-ka0.json" total p99)
+    p1=$(json_latency "$TMP/$name-ka1.json" total p99)
+    ratio=$(calc "$p1 / ($p0 > 0 ? $p0 : 1)" 2)
+    RATIOS[$mode]+="$ratio "
+    if [[ -s $TMP/$name-flood.json ]]; then
+        hs=$(json_get "$TMP/$name-flood.json" connections_per_s)
+        ferr=$(json_get "$TMP/$name-flood.json" errors_total)
     fi
-    r0=n/a r1=n/a rr=n/a
     if ((REF)); then
-        r0=$(json_latency "$TMP/$mode-ref0.json" total p99)
-        r1=$(json_latency "$TMP/$mode-ref1.json" total p99)
+        r0=$(json_latency "$TMP/$name-ref0.json" total p99)
+        r1=$(json_latency "$TMP/$name-ref1.json" total p99)
         rr=$(calc "$r1 / ($r0 > 0 ? $r0 : 1)" 2)
+        REF_RATIOS[$mode]+="$rr "
     fi
-    printf '%-8s %9s µs %9s µs %11s µs %11s µs %7s %12s %10s %10s %9s µs %9s µs %7s\n' "$mode" \
-        "$m0" "$m1" "$p0" "$p1" "$(calc "$p1 / ($p0 > 0 ? $p0 : 1)" 2)" "$hs" \
-        "$(json_get "$TMP/$mode-ka1.json" errors_total)" "$ferr" "$r0" "$r1" "$rr"
+    printf '%-8s %5s %9s µs %9s µs %11s µs %11s µs %7s %12.0f %10s %10s %9s µs %9s µs %7s\n' \
+        "$mode" "$round" "$m0" "$m1" "$p0" "$p1" "$ratio" "$hs" \
+        "$(json_get "$TMP/$name-ka1.json" errors_total)" "$ferr" "$r0" "$r1" "$rr"
+}
+
+declare -A RATIOS REF_RATIOS
+printf '%-8s %5s %12s %12s %14s %14s %7s %12s %10s %10s %12s %12s %7s\n' mode round \
+    "p50 unloaded" "p50 flooded" "p99 unloaded" "p99 flooded" ratio "flood conn/s" "ka errors" \
+    "flood err" "ref p99 unl" "ref p99 fl" "ref ×"
+# Rounds interleave the modes, so that a noisy minute of the host spreads over all of them.
+for ((round = 1; round <= RUNS; round++)); do
+    for mode in $MODES; do
+        run_mode "$mode" "$round"
+    done
 done
 ((REF)) && stop_pid "$REF_PID"
 echo
 for mode in $MODES; do
-    echo "tern's counters ($mode):" \
-        "$(grep '^stats: tls web' "$TMP/tern-$mode.log" | tr ' ' '\n' |
+    echo "tern's counters ($mode, round $RUNS):" \
+        "$(grep '^stats: tls web' "$TMP/tern-$mode-$RUNS.log" | tr ' ' '\n' |
             grep -E '^(rate_|source_|resume_|full_tls13)' | tr '\n' ' ')"
 done
+if ((RUNS > 1)); then
+    echo
+    echo "p99 flooded ÷ unloaded, median over $RUNS rounds (the goal: ≤ 2 with protection):"
+    for mode in $MODES; do
+        line="  $mode: tern $(median <<<"${RATIOS[$mode]}") (${RATIOS[$mode]% })"
+        if ((REF)); then
+            line+="; control $(median <<<"${REF_RATIOS[$mode]}") (${REF_RATIOS[$mode]% })"
+        fi
+        echo "$line"
+    done
+fi
