@@ -323,12 +323,14 @@ fn tap(backend: SocketAddr) -> Tap {
 }
 
 /// Polls (bounded) until a new connection to `addr` is refused. (A connection made just before
-/// the listeners closed is dropped, and the next attempt tells.)
+/// the listeners closed is dropped, and the next attempt tells; one caught in the listener's
+/// queue as it closed is reset, even before `connect` returns.)
 fn wait_refused(addr: SocketAddr) {
     let deadline = Instant::now() + WAIT;
     loop {
         match TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
             Err(e) => panic!("connect to {addr}: {e}"),
             Ok(late) => drop(late),
         }
