@@ -307,7 +307,8 @@ fn reusing(group: &'static dyn SupportedKxGroup, uses: u32) -> &'static dyn Supp
         return group;
     }
     match key_share::Reused::new(group.name(), uses) {
-        // One small allocation per client configuration, which lives for the whole run.
+        // rustls wants a 'static group: a few bytes leaked per client configuration built (one
+        // per run, or per trial of an SLO search or a suite).
         Some(reused) => Box::leak(Box::new(reused)),
         None => group,
     }
