@@ -9,7 +9,6 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -21,10 +20,19 @@ use tracing::debug;
 
 use crate::admission::{Admission, Admitted};
 use crate::client_hello::{self, Peek};
-use crate::stats::bump;
+use crate::stats::{bump, WorkerStats};
 use crate::tls_io::TlsStream;
 use crate::tls_stats::{AdmissionEvent, Failure, Negotiated};
-use crate::worker::Worker;
+use crate::worker::Shared;
+
+/// What a thread running handshakes (a worker, or its offload thread) provides them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Handshakes<'a> {
+    pub shared: &'a Shared,
+    pub stats: &'a WorkerStats,
+    /// This thread's handshake rate caps, if any are configured.
+    pub admission: Option<&'a Admission>,
+}
 
 /// Why a handshake gave no connection (for the access log; counted and logged here).
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +56,7 @@ struct Admit {
 /// Runs the handshake of an accepted connection; an error if it failed or was refused (counted
 /// and logged here).
 pub(crate) async fn run(
-    w: &Rc<Worker>,
+    w: &Handshakes<'_>,
     frontend: usize,
     mut tcp: TcpStream,
     peer: SocketAddr,
@@ -61,7 +69,7 @@ pub(crate) async fn run(
             .handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let admit = match &w.admission {
+    let admit = match w.admission {
         None => Admit {
             received: Vec::new(),
             resumption_offer: false,
@@ -69,14 +77,7 @@ pub(crate) async fn run(
         },
         Some(adm) => admit(adm, w, frontend, &mut tcp, peer, deadline).await?,
     };
-    let handshake = async {
-        match &w.offload {
-            Some(offload) => {
-                TlsStream::accept_offloaded(tcp, config, &admit.received, offload).await
-            }
-            None => TlsStream::accept(tcp, config, &admit.received).await,
-        }
-    };
+    let handshake = TlsStream::accept(tcp, config, &admit.received);
     let stream = match timeout_at(deadline, handshake).await {
         Err(_) => {
             bump(&counters.tls_timeouts);
@@ -100,7 +101,7 @@ pub(crate) async fn run(
     } else {
         bump(&counters.tls_full);
         if admit.resumption_offer {
-            if let Some(adm) = &w.admission {
+            if let Some(adm) = w.admission {
                 adm.charge_full(peer.ip());
             }
             tls.admission(AdmissionEvent::ResumeFallback);
@@ -120,7 +121,7 @@ pub(crate) async fn run(
 /// Reads the ClientHello and applies the caps.
 async fn admit(
     adm: &Admission,
-    w: &Worker,
+    w: &Handshakes<'_>,
     frontend: usize,
     tcp: &mut TcpStream,
     peer: SocketAddr,

@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+mod accept;
 mod access_log;
 mod admission;
 mod balance;
@@ -27,6 +28,7 @@ mod facts;
 mod handover;
 mod handshake;
 mod health;
+mod lifecycle;
 mod listener;
 mod offload;
 mod operate;

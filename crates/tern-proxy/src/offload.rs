@@ -1,167 +1,260 @@
-//! Handshake offload: the CPU-heavy step of a TLS handshake runs on a low-priority thread next
-//! to the worker, so that requests on established connections never wait behind it.
+//! Handshake offload: a worker's TLS listeners are served by a low-priority thread of their
+//! own, which accepts, runs the handshake and hands each established session to the worker.
+//! Requests on established connections never wait behind a handshake, nor behind the system
+//! calls of connections still handshaking.
 //!
 //! A worker is one event loop. Without offload, every full handshake it runs (key exchange and
 //! signature, ~140 µs for ECDSA, ~1 ms for RSA-2048) blocks the loop, and under a flood of new
 //! connections a keep-alive request that arrives waits for all the handshakes ahead of it in
 //! that turn of the loop: its latency grows with the flood, whatever the rate cap. With
-//! `handshake_offload`, each worker has a helper thread at nice 19 (pinned to the worker's CPU
-//! when the worker is pinned); the worker hands it the rustls connection for
-//! `process_new_packets` and goes on serving. When both are runnable the kernel gives the
-//! worker (nice 0) the CPU first, so established traffic is served at once and handshakes use
-//! what is left: the scheduler, not the event loop, sets the priority.
+//! `handshake_offload`, each worker has an offload thread at nice 19 (pinned to the worker's
+//! CPU when the worker is pinned) with an event loop of its own: the TLS binds' accept loops,
+//! the rate cap and the handshakes run there, and the worker gets a connection once its
+//! handshake is complete ([`Handshaken`]: the socket, taken off one event loop and put on the
+//! other, and the rustls session with whatever it buffered). When both threads are runnable
+//! the kernel gives the worker (nice 0) the CPU first, so established traffic is served at once
+//! and handshakes use what is left: the scheduler, not the event loop, sets the priority.
 //!
-//! Jobs run in arrival order, and a job whose worker side gave up (the handshake timed out and
-//! the connection was dropped) is skipped without running, and purged from a long queue. Tried
-//! and not kept: newest first, which under a flood finishes more handshakes for clients still
-//! waiting (1.6x the flood's goodput) but lets that many more new connections send requests on
-//! the worker, so the keep-alive clients' flooded p99 went from 0.3-0.9 ms to 1.9-5.5 ms
-//! (BENCHMARKS.md): the goal here is the established connections' latency, and the rate cap is
-//! the knob for the flood's share.
+//! The first version offloaded only the handshake's CPU-heavy step (`process_new_packets` up to
+//! the server's first flight) and left accept, the ClientHello read, the flight's write and the
+//! close of refused connections on the worker. Under a flood of twice the handshake capacity,
+//! that was 67% of the worker's time, in system calls and thread switches, and the keep-alive
+//! p99 missed its goal (within 2× of unloaded) in a third of the runs (BENCHMARKS.md).
 //!
-//! Cost: one hand-off per handshake (a queue push and a wake-up each way; only the processing
-//! up to the server's first flight is offloaded, see `tls_io.rs`), measured at about 30 µs of
-//! CPU per handshake, +28% for ECDSA P-256 (BENCHMARKS.md), hence off by default. The helper
-//! thread ends when its worker drops the [`Offload`].
+//! Lifetime: the thread follows the generation's mode. When it stops accepting (drain, stop),
+//! handshakes in progress finish and are handed over on a drain, and are dropped on a stop
+//! (like idle connections: no request has been read from them). The worker counts the hand-over
+//! channel as a session, so a draining worker waits for the handshakes still in progress. The
+//! thread ends when it has none left, or when the worker is gone (its end of the channel
+//! closed), and the worker joins it.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::{mpsc as std_mpsc, Arc};
+use std::thread::JoinHandle;
 
-use tokio::sync::oneshot;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::accept::{self, Accepted, Acceptor};
+use crate::access_log::Tracker;
+use crate::admission::Admission;
+use crate::handshake;
+use crate::lifecycle::{next_mode, Lifecycle, Mode};
+use crate::profiling::{self, Kind, Profiled, Table};
+use crate::session;
+use crate::stats::WorkerStats;
+use crate::tls_io::Detached;
+use crate::worker::{Permits, Shared, Worker, WorkerListener};
 
 /// The niceness of offload threads: the lowest priority short of SCHED_IDLE, which could starve
 /// handshakes entirely on a CPU kept busy by established traffic.
 const NICE: i32 = 19;
 
-/// Queue length from which a push first drops the jobs whose worker side gave up.
-const PURGE_AT: usize = 1024;
-
-/// A unit of work for the offload thread.
-trait Job: Send {
-    /// Whether anyone still waits for the result.
-    fn wanted(&self) -> bool;
-    /// Runs the job and delivers its result.
-    fn run(self: Box<Self>);
+/// A connection whose handshake is complete, on its way to the worker.
+#[derive(Debug)]
+pub(crate) struct Handshaken {
+    pub frontend: usize,
+    pub peer: SocketAddr,
+    pub tls: Detached,
+    pub permits: Permits,
+    pub log: Option<Box<Tracker>>,
 }
 
-/// A function and the channel its result goes back on.
-struct Call<T, F> {
-    f: F,
-    result: oneshot::Sender<T>,
+/// What an offload thread starts from.
+#[derive(Debug)]
+pub(crate) struct Spec {
+    pub index: usize,
+    pub workers: usize,
+    pub cpu: Option<usize>,
+    pub shared: Arc<Shared>,
+    pub stats: Arc<WorkerStats>,
+    /// The worker's TLS listeners.
+    pub listeners: Vec<WorkerListener>,
+    pub shutdown: watch::Receiver<Mode>,
 }
 
-impl<T: Send, F: FnOnce() -> T + Send> Job for Call<T, F> {
-    fn wanted(&self) -> bool {
-        !self.result.is_closed()
-    }
-
-    fn run(self: Box<Self>) {
-        // The worker may have given up on the connection meanwhile: nothing to deliver.
-        let _ = self.result.send((self.f)());
-    }
-}
-
-/// The jobs waiting, oldest first, and whether the worker is gone.
-#[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Box<dyn Job>>,
-    closed: bool,
-}
-
-#[derive(Default)]
-struct Shared {
-    queue: Mutex<Queue>,
-    ready: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        // A job runs outside the lock: a panic cannot leave the queue half-changed.
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The oldest job still wanted, waiting for one; `None` once the worker is gone.
-    fn next(&self) -> Option<Box<dyn Job>> {
-        let mut queue = self.lock();
-        loop {
-            while let Some(job) = queue.jobs.pop_front() {
-                if job.wanted() {
-                    return Some(job);
-                }
-            }
-            if queue.closed {
-                return None;
-            }
-            queue = self
-                .ready
-                .wait(queue)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+/// Starts worker `spec.index`'s offload thread; returns it with the receiving end of its
+/// handshaken connections once it accepts.
+pub(crate) fn start(
+    spec: Spec,
+) -> Result<(JoinHandle<()>, mpsc::UnboundedReceiver<Handshaken>), String> {
+    let (to_worker, handshaken) = mpsc::unbounded_channel();
+    let (ready, started) = std_mpsc::channel();
+    let index = spec.index;
+    let thread = std::thread::Builder::new()
+        .name(format!("tern-offload-{index}"))
+        .spawn(move || run(spec, to_worker, &ready))
+        .map_err(|e| format!("cannot start the handshake offload thread: {e}"))?;
+    // Start-up is quick (an event loop, the listeners registered); the worker serves nothing
+    // before it reports ready anyway.
+    match started.recv() {
+        Ok(Ok(())) => Ok((thread, handshaken)),
+        Ok(Err(e)) => Err(format!("handshake offload thread: {e}")),
+        Err(_) => Err("the handshake offload thread exited during start-up".to_owned()),
     }
 }
 
-/// A worker's handle on its offload thread.
-pub(crate) struct Offload {
+/// Takes in the offload thread's connections until it ends, each served to its end by a task
+/// of the worker. Counted as a session, so that a draining worker waits for them.
+pub(crate) async fn take_in(w: Rc<Worker>, mut handshaken: mpsc::UnboundedReceiver<Handshaken>) {
+    let _counted = w.session_started();
+    while let Some(done) = handshaken.recv().await {
+        tokio::task::spawn_local(session::resume(Rc::clone(&w), done));
+    }
+}
+
+/// The offload thread's state, reached from its tasks through an `Rc`.
+struct Offload {
     shared: Arc<Shared>,
-    thread: std::thread::Thread,
+    stats: Arc<WorkerStats>,
+    admission: Option<Admission>,
+    life: Rc<Lifecycle>,
+    to_worker: mpsc::UnboundedSender<Handshaken>,
 }
 
-impl std::fmt::Debug for Offload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Offload")
-            .field("thread", &self.thread.name())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The offload thread is gone (it cannot panic on its own; a job that panicked took it down).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Gone;
-
-impl Offload {
-    /// Starts the offload thread of worker `index`, pinned to `cpu` when given.
-    pub(crate) fn start(index: usize, cpu: Option<usize>) -> std::io::Result<Self> {
-        let shared = Arc::new(Shared::default());
-        let theirs = shared.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("tern-offload-{index}"))
-            .spawn(move || {
-                lower_priority(cpu);
-                // Ends when the worker drops its handle.
-                while let Some(job) = theirs.next() {
-                    job.run();
-                }
-            })?;
-        Ok(Self {
-            shared,
-            thread: handle.thread().clone(),
-        })
-    }
-
-    /// Runs `f` on the offload thread and waits for its result without blocking the worker.
-    /// Dropping the returned future cancels the job if it has not started.
-    pub(crate) async fn run<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, Gone> {
-        let (result, rx) = oneshot::channel();
-        {
-            let mut queue = self.shared.lock();
-            if queue.jobs.len() >= PURGE_AT && queue.jobs.len().is_power_of_two() {
-                queue.jobs.retain(|job| job.wanted());
-            }
-            queue.jobs.push_back(Box::new(Call { f, result }));
+fn run(
+    spec: Spec,
+    to_worker: mpsc::UnboundedSender<Handshaken>,
+    ready: &std_mpsc::Sender<Result<(), String>>,
+) {
+    lower_priority(spec.cpu);
+    profiling::attach(&spec.stats, Table::Offload);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("event loop: {e}")));
+            return;
         }
-        self.shared.ready.notify_one();
-        rx.await.map_err(|_| Gone)
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, offload_main(spec, to_worker, ready));
+}
+
+async fn offload_main(
+    mut spec: Spec,
+    to_worker: mpsc::UnboundedSender<Handshaken>,
+    ready: &std_mpsc::Sender<Result<(), String>>,
+) {
+    let o = Rc::new(Offload {
+        admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
+        shared: spec.shared,
+        stats: spec.stats,
+        life: Rc::new(Lifecycle::new()),
+        to_worker,
+    });
+    for l in std::mem::take(&mut spec.listeners) {
+        let listener = match TcpListener::from_std(l.socket) {
+            Ok(listener) => listener,
+            Err(e) => {
+                let _ = ready.send(Err(format!("listener: {e}")));
+                return;
+            }
+        };
+        let accept = accept::run(Rc::clone(&o), l.frontend, listener, l.tls);
+        tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
+    }
+    let _ = ready.send(Ok(()));
+    let worker_gone = o.to_worker.clone();
+    tokio::select! {
+        () = follow(&o.life, &mut spec.shutdown) => {}
+        () = worker_gone.closed() => {}
     }
 }
 
-impl Drop for Offload {
-    fn drop(&mut self) {
-        self.shared.lock().closed = true;
-        self.shared.ready.notify_one();
+/// Follows the generation's mode until the handshakes in progress are over once accepting
+/// stopped.
+async fn follow(life: &Lifecycle, shutdown: &mut watch::Receiver<Mode>) {
+    let mode = next_mode(shutdown, |m| m != Mode::Run).await;
+    life.set_mode(mode);
+    if mode == Mode::Drain {
+        tokio::select! {
+            () = life.drained() => return,
+            _ = next_mode(shutdown, |m| m == Mode::Stop) => life.set_mode(Mode::Stop),
+        }
     }
+    life.drained().await;
+}
+
+impl Acceptor for Offload {
+    fn life(&self) -> &Lifecycle {
+        &self.life
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn stats(&self) -> &WorkerStats {
+        &self.stats
+    }
+
+    fn admission(&self) -> Option<&Admission> {
+        self.admission.as_ref()
+    }
+
+    fn take(self: &Rc<Self>, conn: Accepted) {
+        tokio::task::spawn_local(handshake(Rc::clone(self), conn));
+    }
+}
+
+/// Runs an accepted connection's handshake and hands the session to the worker.
+async fn handshake(o: Rc<Offload>, accepted: Accepted) {
+    let Accepted {
+        frontend,
+        stream,
+        peer,
+        tls,
+        permits,
+    } = accepted;
+    // Only TLS listeners come here (`worker.rs`).
+    let Some(config) = tls else { return };
+    let _counted = o.life.session_started();
+    let mut log = Tracker::start(&o.shared, frontend, peer);
+    let cx = handshake::Handshakes {
+        shared: &o.shared,
+        stats: &o.stats,
+        admission: o.admission.as_ref(),
+    };
+    let handshake = Profiled::new(
+        Kind::TlsHandshake,
+        handshake::run(&cx, frontend, stream, peer, config),
+    );
+    let done = tokio::select! {
+        done = handshake => done,
+        // A stop closes connections that have no request in progress: these have none yet.
+        () = o.life.closing_idle() => return,
+    };
+    let tls = match done {
+        Ok(tls) => tls,
+        Err(why) => {
+            if let Some(log) = log {
+                log.handshake_failed(&o.shared, why);
+            }
+            return;
+        }
+    };
+    if let Some(log) = log.as_deref_mut() {
+        log.handshaken(tls.connection());
+    }
+    let tls = match tls.detach() {
+        Ok(tls) => tls,
+        Err(e) => {
+            tracing::warn!(%peer, error = %e, "cannot hand a handshaken connection to the worker");
+            return;
+        }
+    };
+    // Fails only when the worker is gone (its generation ended): the connection closes.
+    let _ = o.to_worker.send(Handshaken {
+        frontend,
+        peer,
+        tls,
+        permits,
+        log,
+    });
 }
 
 fn lower_priority(cpu: Option<usize>) {
@@ -174,67 +267,5 @@ fn lower_priority(cpu: Option<usize>) {
     // On Linux the "process" priority of a thread id is that thread's alone.
     if let Err(e) = rustix::process::setpriority_process(Some(tid), NICE) {
         tracing::warn!(error = %e, "could not lower the handshake offload thread's priority");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn runs_jobs_on_a_low_priority_thread() {
-        let offload = Offload::start(0, None).unwrap();
-        let (nice, name) = offload
-            .run(|| {
-                let tid = rustix::thread::gettid();
-                let nice = rustix::process::getpriority_process(Some(tid)).unwrap();
-                (nice, std::thread::current().name().map(str::to_owned))
-            })
-            .await
-            .unwrap();
-        assert_eq!(nice, NICE);
-        assert_eq!(name.as_deref(), Some("tern-offload-0"));
-        assert_eq!(offload.run(|| 6 * 7).await, Ok(42));
-    }
-
-    /// With a backlog, jobs run in order and cancelled ones do not run at all.
-    #[tokio::test(flavor = "current_thread")]
-    async fn jobs_run_in_order_and_cancelled_ones_are_skipped() {
-        let offload = Offload::start(1, None).unwrap();
-        let (hold, held) = std::sync::mpsc::channel::<()>();
-        let order = Arc::new(Mutex::new(Vec::new()));
-        // Occupies the thread until `hold` is dropped, so the next jobs queue up.
-        let blocker = offload.run(move || {
-            let _ = held.recv();
-        });
-        let mut blocker = Box::pin(blocker);
-        // Let the thread take the blocker before queuing the rest.
-        tokio::select! {
-            _ = &mut blocker => unreachable!("held"),
-            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
-        }
-        let job = |n: u32| {
-            let order = order.clone();
-            offload.run(move || order.lock().unwrap().push(n))
-        };
-        let (first, cancelled, last) = (job(1), job(2), job(3));
-        let (mut first, mut last) = (Box::pin(first), Box::pin(last));
-        // Polling each once queues it; dropping the second cancels it.
-        let mut cancelled = Box::pin(cancelled);
-        for fut in [&mut first, &mut cancelled, &mut last] {
-            tokio::select! {
-                biased;
-                _ = fut => unreachable!("the thread is held"),
-                _ = std::future::ready(()) => {}
-            }
-        }
-        drop(cancelled);
-        drop(hold);
-        blocker.await.unwrap();
-        last.await.unwrap();
-        first.await.unwrap();
-        assert_eq!(*order.lock().unwrap(), vec![1, 3]);
     }
 }

@@ -43,7 +43,7 @@ mod report;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub(crate) use counters::attach;
+pub(crate) use counters::{attach, Table};
 pub use counters::{Counters, KindCounters};
 pub(crate) use future::Profiled;
 pub use report::{absorb, report, ProfileReport, ProfileRow};

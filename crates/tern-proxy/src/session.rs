@@ -1,37 +1,48 @@
 //! One client connection (a session): TLS handshake (`handshake.rs`), then the HTTP/1.1 loop
-//! until it ends.
+//! until it ends. With handshake offload, the handshake happens on the offload thread and the
+//! worker takes the session up from [`resume`].
 
-use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
 
-use rustls::ServerConfig;
-use tokio::net::TcpStream;
-
+use crate::accept::Accepted;
 use crate::access_log::Tracker;
+use crate::offload::Handshaken;
 use crate::profiling::{Kind, Profiled};
-use crate::worker::{Permits, Worker};
+use crate::worker::Worker;
 use crate::{conn, handshake};
 
 /// Serves one accepted connection to its end.
-pub(crate) async fn serve(
-    w: Rc<Worker>,
-    frontend: usize,
-    stream: TcpStream,
-    peer: SocketAddr,
-    tls: Option<Arc<ServerConfig>>,
-    _permits: Permits,
-) {
+pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
+    let Accepted {
+        frontend,
+        stream,
+        peer,
+        tls,
+        permits: _permits,
+    } = accepted;
     let _counted = w.session_started();
     // Follows the connection for the access log, when it is on for this frontend.
-    let mut log = Tracker::start(&w, frontend, peer);
+    let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
     };
-    let handshake = handshake::run(&w, frontend, stream, peer, config);
-    match Profiled::new(Kind::TlsHandshake, handshake).await {
+    let hs = handshake::Handshakes {
+        shared: &w.shared,
+        stats: &w.stats,
+        admission: w.admission.as_ref(),
+    };
+    let handshake = Profiled::new(
+        Kind::TlsHandshake,
+        handshake::run(&hs, frontend, stream, peer, config),
+    );
+    let done = tokio::select! {
+        done = handshake => done,
+        // A stop closes connections that have no request in progress: these have none yet.
+        () = w.closing_idle() => return,
+    };
+    match done {
         Ok(tls) => {
             if let Some(log) = log.as_deref_mut() {
                 log.handshaken(tls.connection());
@@ -41,8 +52,32 @@ pub(crate) async fn serve(
         }
         Err(why) => {
             if let Some(log) = log {
-                log.handshake_failed(&w, why);
+                log.handshake_failed(&w.shared, why);
             }
         }
     }
+}
+
+/// Serves a connection the offload thread accepted and handshook, to its end.
+pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
+    let Handshaken {
+        frontend,
+        peer,
+        tls,
+        permits: _permits,
+        log,
+    } = done;
+    let _counted = w.session_started();
+    let tls = match tls.attach() {
+        Ok(tls) => tls,
+        Err(e) => {
+            // The worker's event loop could not take the socket (out of memory or epoll
+            // watches), as an `accept` can fail: the client sees the connection close before
+            // any response.
+            tracing::warn!(%peer, error = %e, "cannot take over a handshaken connection");
+            return;
+        }
+    };
+    let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
+    Profiled::new(Kind::Request, proxy).await;
 }

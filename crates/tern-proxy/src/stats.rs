@@ -161,6 +161,8 @@ pub struct WorkerStats {
     pub servers: Vec<Vec<ServerCounters>>,
     /// Task profiling: polls, time and latency per kind of work (`profiling.rs`).
     pub profile: crate::profiling::Counters,
+    /// The same for the worker's handshake offload thread (`handshake_offload`).
+    pub offload_profile: crate::profiling::Counters,
 }
 
 impl WorkerStats {
@@ -180,6 +182,7 @@ impl WorkerStats {
                 .map(|&n| (0..n).map(|_| ServerCounters::default()).collect())
                 .collect(),
             profile: crate::profiling::Counters::default(),
+            offload_profile: crate::profiling::Counters::default(),
         }
     }
 }

@@ -33,7 +33,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::cert_probe;
-use crate::offload::Offload;
 
 /// Encrypted output above this size is written out during `poll_write` rather than waiting for
 /// the flush, so a large body does not pile up in memory.
@@ -53,6 +52,33 @@ pub(crate) struct TlsStream {
     sent: u64,
     /// Key algorithm of the certificate sent, noted during the handshake (`cert_probe.rs`).
     cert: Option<SignatureAlgorithm>,
+}
+
+/// A [`TlsStream`] between two event loops: its socket registered with neither, and what rustls
+/// has buffered (a request that came with the client's Finished, a ticket to send) kept.
+#[derive(Debug)]
+pub(crate) struct Detached {
+    tcp: std::net::TcpStream,
+    conn: Box<ServerConnection>,
+    eof: bool,
+    sent: u64,
+    cert: Option<SignatureAlgorithm>,
+}
+
+impl Detached {
+    /// Registers the socket with this thread's event loop. Readiness is taken afresh, so
+    /// bytes that arrived meanwhile are read.
+    pub(crate) fn attach(self) -> io::Result<TlsStream> {
+        Ok(TlsStream {
+            tcp: TcpStream::from_std(self.tcp)?,
+            conn: *self.conn,
+            eof: self.eof,
+            close_sent: false,
+            unflushed: 0,
+            sent: self.sent,
+            cert: self.cert,
+        })
+    }
 }
 
 /// `io::Read` and `io::Write` over the tokio socket for rustls, mapping `Pending` to
@@ -128,71 +154,17 @@ impl TlsStream {
         Ok(stream)
     }
 
-    /// [`TlsStream::accept`], with the records up to the server's first flight (the
-    /// ClientHello: key exchange and signature) processed on the worker's offload thread
-    /// (`offload.rs`); the worker only moves bytes between socket and rustls meanwhile.
-    pub(crate) async fn accept_offloaded(
-        mut tcp: TcpStream,
-        config: Arc<ServerConfig>,
-        received: &[u8],
-        offload: &Offload,
-    ) -> io::Result<Self> {
-        let mut conn = Box::new(ServerConnection::new(config).map_err(invalid)?);
-        feed(&mut conn, received)?;
-        let mut sent = 0;
-        let mut cert = None;
-        let mut pending = !received.is_empty();
-        // Until the server's first flight is written, processing means the key exchange and
-        // the signature: offloaded. After it (the client's Finished, a TLS 1.2 key exchange
-        // message) processing is cheap next to two thread hand-offs: inline.
-        let mut flight_made = false;
-        loop {
-            if pending {
-                let processed = if flight_made {
-                    conn.process_new_packets().map(|_| ())
-                } else {
-                    let (back, processed, chosen) = offload
-                        .run(move || {
-                            cert_probe::clear();
-                            let processed = conn.process_new_packets().map(|_| ());
-                            (conn, processed, cert_probe::take())
-                        })
-                        .await
-                        .map_err(|_| io::Error::other("the handshake offload thread is gone"))?;
-                    conn = back;
-                    cert = cert.or(chosen);
-                    flight_made = conn.wants_write();
-                    processed
-                };
-                if let Err(e) = processed {
-                    std::future::poll_fn(|cx| {
-                        send_alert(&mut tcp, &mut conn, cx);
-                        Poll::Ready(())
-                    })
-                    .await;
-                    return Err(invalid(e));
-                }
-            }
-            let done = !conn.is_handshaking();
-            if !done || conn.protocol_version() != Some(ProtocolVersion::TLSv1_3) {
-                std::future::poll_fn(|cx| flush_tls(&mut tcp, &mut conn, cx, &mut sent)).await?;
-            }
-            if done {
-                break;
-            }
-            if std::future::poll_fn(|cx| read_tls(&mut tcp, &mut conn, cx)).await? == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-            pending = true;
-        }
-        Ok(Self {
-            tcp,
-            conn: *conn,
-            eof: false,
-            close_sent: false,
-            unflushed: 0,
-            sent,
-            cert,
+    /// Takes the stream off this thread's event loop, to go on on another thread's
+    /// ([`Detached::attach`]): the handshake offload thread hands its connections to the worker
+    /// so.
+    pub(crate) fn detach(self) -> io::Result<Detached> {
+        debug_assert!(self.unflushed == 0 && !self.close_sent);
+        Ok(Detached {
+            tcp: self.tcp.into_std()?,
+            conn: Box::new(self.conn),
+            eof: self.eof,
+            sent: self.sent,
+            cert: self.cert,
         })
     }
 

@@ -7,25 +7,27 @@
 //! per connection, right after `accept`, so beyond the limit each listener holds one connection
 //! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
 
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rustls::ServerConfig;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
+use crate::accept::{self, Accepted, Acceptor};
 use crate::admission::Admission;
 use crate::balance::Balancers;
-use crate::offload::Offload;
+pub use crate::lifecycle::Mode;
+use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
+use crate::offload;
 use crate::pool::Pools;
-use crate::profiling::{self, Kind, Profiled};
+use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
 use crate::servers::BackendState;
 use crate::session;
-use crate::stats::{bump, WorkerStats};
+use crate::stats::WorkerStats;
 use crate::tls_reload::TlsSlot;
 use crate::Snapshot;
 
@@ -65,20 +67,6 @@ pub(crate) struct WorkerSpec {
     pub shutdown: watch::Receiver<Mode>,
 }
 
-/// What a generation of workers is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Accept and serve.
-    Run,
-    /// A newer generation took over (reload, upgrade): accept nothing, let every connection
-    /// finish — its next response says `Connection: close`, an idle one closes when its
-    /// keep-alive timeout expires — for up to `hard_stop_after`.
-    Drain,
-    /// Stop (SIGTERM): accept nothing, close idle connections now, give requests in flight up
-    /// to `grace`.
-    Stop,
-}
-
 /// A worker's own state, reached from its tasks through an `Rc`.
 #[derive(Debug)]
 pub(crate) struct Worker {
@@ -86,15 +74,10 @@ pub(crate) struct Worker {
     pub stats: Arc<WorkerStats>,
     pub pools: Rc<Pools>,
     pub balancers: Rc<Balancers>,
-    /// Handshake rate caps; `None` when none is configured.
+    /// Handshake rate caps for the TLS listeners this thread accepts on; `None` when none is
+    /// configured or the offload thread has the TLS listeners.
     pub admission: Option<Admission>,
-    /// The handshake offload thread (`handshake_offload`); `None` when off.
-    pub offload: Option<Offload>,
-    mode: Cell<Mode>,
-    /// Notified at every change of `mode`.
-    stop: Notify,
-    sessions: Cell<usize>,
-    drained: Notify,
+    life: Rc<Lifecycle>,
 }
 
 impl Worker {
@@ -105,89 +88,77 @@ impl Worker {
         let balancers =
             Balancers::new(backends, states, spec.index as u64).map_err(|e| e.to_string())?;
         let pool_shape: Vec<_> = backends.iter().map(|b| (b.servers.len(), b.pool)).collect();
+        let global = &spec.shared.snapshot.config.global;
         Ok(Self {
             shared: Arc::clone(&spec.shared),
             stats: Arc::clone(&spec.stats),
             pools: Pools::new(&pool_shape),
             balancers: Rc::new(balancers),
-            admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
-            offload: if spec.shared.snapshot.config.global.handshake_offload {
-                let offload = Offload::start(spec.index, spec.cpu);
-                Some(
-                    offload
-                        .map_err(|e| format!("cannot start the handshake offload thread: {e}"))?,
-                )
-            } else {
+            admission: if global.handshake_offload {
                 None
+            } else {
+                Admission::new(global, spec.workers)
             },
-            mode: Cell::new(Mode::Run),
-            stop: Notify::new(),
-            sessions: Cell::new(0),
-            drained: Notify::new(),
+            life: Rc::new(Lifecycle::new()),
         })
     }
 
     /// Whether the worker is draining or stopping (connections finish their request, then
     /// close).
     pub(crate) fn is_stopping(&self) -> bool {
-        self.mode.get() != Mode::Run
+        self.life.is_stopping()
     }
 
     /// Whether idle connections must close now (a stop, not a drain).
     pub(crate) fn closes_idle(&self) -> bool {
-        self.mode.get() == Mode::Stop
-    }
-
-    /// Resolves when the worker starts draining or stopping (at once if it has): accept
-    /// nothing more.
-    pub(crate) async fn stopping(&self) {
-        self.until(|m| m != Mode::Run).await;
+        self.life.closes_idle()
     }
 
     /// Resolves when idle connections must close (a stop).
     pub(crate) async fn closing_idle(&self) {
-        self.until(|m| m == Mode::Stop).await;
-    }
-
-    async fn until(&self, done: impl Fn(Mode) -> bool) {
-        loop {
-            let notified = self.stop.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if done(self.mode.get()) {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    fn set_mode(&self, mode: Mode) {
-        self.mode.set(mode);
-        self.stop.notify_waiters();
+        self.life.closing_idle().await;
     }
 
     /// Counts a session for the graceful stop; the guard uncounts it.
-    pub(crate) fn session_started(self: &Rc<Self>) -> SessionCount {
-        self.sessions.set(self.sessions.get() + 1);
-        SessionCount {
-            worker: Rc::clone(self),
-        }
+    pub(crate) fn session_started(&self) -> SessionCount {
+        self.life.session_started()
     }
+}
 
+impl Shared {
     /// Waits for connection slots under the frontend's and the global limit.
-    async fn admit(&self, frontend: usize) -> Option<Permits> {
-        let fe = match self.shared.frontend_limits.get(frontend).cloned().flatten() {
+    pub(crate) async fn admit(&self, frontend: usize) -> Option<Permits> {
+        let fe = match self.frontend_limits.get(frontend).cloned().flatten() {
             Some(sem) => Some(sem.acquire_owned().await.ok()?),
             None => None,
         };
-        let global = Arc::clone(&self.shared.global_limit)
-            .acquire_owned()
-            .await
-            .ok()?;
+        let global = Arc::clone(&self.global_limit).acquire_owned().await.ok()?;
         Some(Permits {
             _frontend: fe,
             _global: global,
         })
+    }
+}
+
+impl Acceptor for Worker {
+    fn life(&self) -> &Lifecycle {
+        &self.life
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn stats(&self) -> &WorkerStats {
+        &self.stats
+    }
+
+    fn admission(&self) -> Option<&Admission> {
+        self.admission.as_ref()
+    }
+
+    fn take(self: &Rc<Self>, conn: Accepted) {
+        tokio::task::spawn_local(session::serve(Rc::clone(self), conn));
     }
 }
 
@@ -196,22 +167,6 @@ impl Worker {
 pub(crate) struct Permits {
     _frontend: Option<OwnedSemaphorePermit>,
     _global: OwnedSemaphorePermit,
-}
-
-/// Keeps a session counted while alive.
-#[derive(Debug)]
-pub(crate) struct SessionCount {
-    worker: Rc<Worker>,
-}
-
-impl Drop for SessionCount {
-    fn drop(&mut self) {
-        let w = &self.worker;
-        w.sessions.set(w.sessions.get().saturating_sub(1));
-        if w.sessions.get() == 0 && w.is_stopping() {
-            w.drained.notify_one();
-        }
-    }
 }
 
 /// Runs a worker on the current thread until shutdown; reports start-up success or failure
@@ -233,16 +188,33 @@ pub(crate) fn run(spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
         }
     };
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, worker_main(spec, ready));
+    let offload = local.block_on(&rt, worker_main(spec, ready));
+    // Dropping the worker's tasks closes the offload thread's channel, which ends it.
+    drop(local);
+    drop(rt);
+    if let Some(thread) = offload {
+        let _ = thread.join();
+    }
 }
 
-async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String>>) {
-    profiling::attach(&spec.stats);
+/// Serves until the generation ends; returns the offload thread to join, if one was started.
+async fn worker_main(
+    mut spec: WorkerSpec,
+    ready: mpsc::Sender<Result<(), String>>,
+) -> Option<JoinHandle<()>> {
+    profiling::attach(&spec.stats, Table::Worker);
     let worker = match Worker::new(&spec) {
         Ok(worker) => Rc::new(worker),
         Err(e) => {
             let _ = ready.send(Err(format!("worker {}: {e}", spec.index)));
-            return;
+            return None;
+        }
+    };
+    let offload = match start_offload(&mut spec, &worker) {
+        Ok(offload) => offload,
+        Err(e) => {
+            let _ = ready.send(Err(format!("worker {}: {e}", spec.index)));
+            return None;
         }
     };
     for l in std::mem::take(&mut spec.listeners) {
@@ -250,10 +222,10 @@ async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String
             Ok(listener) => listener,
             Err(e) => {
                 let _ = ready.send(Err(format!("worker {}: listener: {e}", spec.index)));
-                return;
+                return offload;
             }
         };
-        let accept = accept_loop(Rc::clone(&worker), l.frontend, listener, l.tls);
+        let accept = accept::run(Rc::clone(&worker), l.frontend, listener, l.tls);
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
     let sweep = sweep_pools(Rc::clone(&worker));
@@ -262,131 +234,57 @@ async fn worker_main(mut spec: WorkerSpec, ready: mpsc::Sender<Result<(), String
 
     // Run until told to drain or stop (or the handle is gone, which means stop).
     let mode = next_mode(&mut spec.shutdown, |m| m != Mode::Run).await;
-    worker.set_mode(mode);
+    let life = &worker.life;
+    life.set_mode(mode);
     let global = &worker.shared.snapshot.config.global;
     if mode == Mode::Drain {
         tokio::select! {
-            () = worker.drained() => return,
+            () = life.drained() => return offload,
             () = tokio::time::sleep(global.hard_stop_after) => {
                 warn!(
                     worker = spec.index,
-                    sessions = worker.sessions.get(),
+                    sessions = life.sessions(),
                     "hard_stop_after over, closing the old generation's connections"
                 );
-                return;
+                return offload;
             }
-            _ = next_mode(&mut spec.shutdown, |m| m == Mode::Stop) => worker.set_mode(Mode::Stop),
+            _ = next_mode(&mut spec.shutdown, |m| m == Mode::Stop) => life.set_mode(Mode::Stop),
         }
     }
-    if tokio::time::timeout(global.grace, worker.drained())
+    if tokio::time::timeout(global.grace, life.drained())
         .await
         .is_err()
     {
         warn!(
             worker = spec.index,
-            sessions = worker.sessions.get(),
+            sessions = life.sessions(),
             "grace period over, closing remaining connections"
         );
     }
+    offload
 }
 
-/// Waits for a mode `wanted` accepts; `Stop` when the sender is gone.
-async fn next_mode(rx: &mut watch::Receiver<Mode>, wanted: impl Fn(Mode) -> bool) -> Mode {
-    loop {
-        let mode = *rx.borrow_and_update();
-        if wanted(mode) {
-            return mode;
-        }
-        if rx.changed().await.is_err() {
-            return Mode::Stop;
-        }
+/// With `handshake_offload`, moves the TLS listeners to a new offload thread and spawns the
+/// task that takes in its handshaken connections.
+fn start_offload(spec: &mut WorkerSpec, w: &Rc<Worker>) -> Result<Option<JoinHandle<()>>, String> {
+    if !spec.shared.snapshot.config.global.handshake_offload {
+        return Ok(None);
     }
-}
-
-impl Worker {
-    /// Resolves when no session is left (at once if none is).
-    async fn drained(&self) {
-        loop {
-            let notified = self.drained.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.sessions.get() == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-async fn accept_loop(
-    w: Rc<Worker>,
-    frontend: usize,
-    listener: TcpListener,
-    mut slot: Option<TlsSlot>,
-) {
-    // The configuration handed to each accepted connection; a reload swaps it here, between
-    // accepts, so connections already accepted keep theirs (tls_reload.rs).
-    let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
-    // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
-    // connections wait in the kernel's accept queue (admission.rs).
-    let capped = tls.is_some() && w.admission.as_ref().is_some_and(Admission::has_rate_cap);
-    loop {
-        if capped {
-            if let Some(adm) = &w.admission {
-                tokio::select! {
-                    biased;
-                    () = w.stopping() => return,
-                    () = adm.room() => {}
-                }
-            }
-        }
-        let accepted = tokio::select! {
-            biased;
-            () = w.stopping() => return,
-            reloaded = reloaded(&mut slot) => {
-                match slot.as_mut().filter(|_| reloaded).and_then(TlsSlot::current) {
-                    Some(fresh) => tls = Some(fresh),
-                    // No reload can come any more: stop watching (the set in use stays).
-                    None if !reloaded => slot = None,
-                    // A TLS bind never turns plain.
-                    None => {}
-                }
-                continue;
-            }
-            r = listener.accept() => r,
-        };
-        let (stream, peer) = match accepted {
-            Ok(got) => got,
-            Err(e) => {
-                // Out of file descriptors or memory: back off instead of spinning on accept.
-                warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        // Accept first, then wait for a slot while holding just this one connection: a worker
-        // that waited for a slot *before* accepting would keep one reserved while idle, and
-        // connections the kernel hashes to another worker could wait behind it indefinitely.
-        // Beyond the limit, each listener holds at most one accepted connection; the rest wait
-        // in the kernel backlog.
-        let permits = tokio::select! {
-            biased;
-            () = w.stopping() => return,
-            p = w.admit(frontend) => match p { Some(p) => p, None => return },
-        };
-        bump(&w.stats.frontends[frontend].sessions);
-        let task = session::serve(Rc::clone(&w), frontend, stream, peer, tls.clone(), permits);
-        tokio::task::spawn_local(task);
-    }
-}
-
-/// Resolves when a reload swapped the listener's TLS configuration (`true`) or none can come any
-/// more (`false`); never for a plain listener.
-async fn reloaded(slot: &mut Option<TlsSlot>) -> bool {
-    match slot {
-        Some(slot) => slot.changed().await,
-        None => std::future::pending().await,
-    }
+    let (tls, plain) = std::mem::take(&mut spec.listeners)
+        .into_iter()
+        .partition(|l| l.tls.is_some());
+    spec.listeners = plain;
+    let (thread, handshaken) = offload::start(offload::Spec {
+        index: spec.index,
+        workers: spec.workers,
+        cpu: spec.cpu,
+        shared: Arc::clone(&spec.shared),
+        stats: Arc::clone(&spec.stats),
+        listeners: tls,
+        shutdown: spec.shutdown.clone(),
+    })?;
+    tokio::task::spawn_local(offload::take_in(Rc::clone(w), handshaken));
+    Ok(Some(thread))
 }
 
 /// Closes expired idle upstream connections once a second.
@@ -395,7 +293,7 @@ async fn sweep_pools(w: Rc<Worker>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            () = w.stopping() => {
+            () = w.life.stopping() => {
                 w.pools.clear();
                 return;
             }

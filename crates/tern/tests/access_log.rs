@@ -274,11 +274,25 @@ fn refused_head_and_request_timeout_are_logged_an_empty_connection_is_not() {
 
 #[tokio::test]
 async fn tls_fields_and_a_failed_handshake() {
+    tls_fields_and_a_failed_handshake_with("").await;
+}
+
+/// The same with the handshakes on the worker's offload thread, which logs the failure and
+/// hands the handshake's fields to the worker with the connection.
+#[tokio::test]
+async fn tls_fields_and_a_failed_handshake_offloaded() {
+    tls_fields_and_a_failed_handshake_with("handshake_offload = true").await;
+}
+
+async fn tls_fields_and_a_failed_handshake_with(global: &str) {
     let term = Term::start("s1");
     let syslog = Syslog::bind();
     let dir = temp_dir("access-log-tls");
     let pem = write_cert(&dir, "site", tern_tls::KeyKind::EcdsaP256);
-    let config = Config::new().terms(&[&term]).tls(&[&format!("\"{pem}\"")]);
+    let config = Config::new()
+        .global(global)
+        .terms(&[&term])
+        .tls(&[&format!("\"{pem}\"")]);
     let tern = Tern::run_in(dir, &format!("{}\n{}", config.toml(), syslog.table()));
 
     let got = get(tern.addr(), true, "/tls").await;

@@ -22,10 +22,15 @@ const WAIT: Duration = Duration::from_secs(15);
 
 /// tern with one ECDSA certificate, one worker and this handshake cap.
 fn tern_with_cap(rate: u32) -> Tern {
+    tern_with_cap_and(rate, "")
+}
+
+/// The same, with another global line.
+fn tern_with_cap_and(rate: u32, global: &str) -> Tern {
     let dir = temp_dir("overload");
     let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
     let toml = Config::new()
-        .global(&format!("max_tls_handshake_rate = {rate}"))
+        .global(&format!("max_tls_handshake_rate = {rate}\n{global}"))
         .tls(&[&format!("{cert:?}")])
         .frontend("timeouts = { handshake = \"10s\" }")
         .toml();
@@ -53,7 +58,16 @@ async fn one_request(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> Opt
 
 #[tokio::test]
 async fn a_burst_is_spread_while_keepalive_stays_prompt() {
-    let tern = tern_with_cap(20);
+    burst_spread_keepalive_prompt(tern_with_cap(20)).await;
+}
+
+/// The same with the cap applied on the worker's handshake offload thread.
+#[tokio::test]
+async fn a_burst_is_spread_while_keepalive_stays_prompt_offloaded() {
+    burst_spread_keepalive_prompt(tern_with_cap_and(20, "handshake_offload = true")).await;
+}
+
+async fn burst_spread_keepalive_prompt(tern: Tern) {
     let addr = tern.addr();
     let mut keepalive = connect(addr, true).await;
     assert_eq!(send(&mut keepalive, get_req("/test")).await.status, 200);

@@ -11,22 +11,8 @@ use support::*;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-/// Writes `toml` as the running tern's configuration file and sends SIGHUP; waits for the
-/// `reloaded:` line and returns the addresses the new generation listens on.
 fn reload(tern: &mut Tern, toml: &str) -> Vec<(String, std::net::SocketAddr)> {
-    std::fs::write(tern.dir.join("tern.toml"), toml).unwrap();
-    let before = tern.proc.seen.len();
-    tern.proc.signal("HUP");
-    tern.proc.wait_line("reloaded:");
-    tern.proc.seen[before..]
-        .iter()
-        .filter_map(|l| l.strip_prefix("listening: "))
-        .filter_map(|rest| {
-            let url = rest.split_whitespace().nth(1)?;
-            let (scheme, addr) = url.split_once("://")?;
-            Some((scheme.to_owned(), addr.parse().ok()?))
-        })
-        .collect()
+    tern.reload(toml)
 }
 
 /// Waits (bounded) for a line of tern's log containing `needle`.

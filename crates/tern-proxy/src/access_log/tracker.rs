@@ -22,7 +22,7 @@ use super::record::{Record, Request, Text, Timers, TlsFields};
 use crate::handshake::HandshakeEnd;
 use crate::relay::{End, Fault, Outcome, Stage};
 use crate::tls_stats::{AdmissionEvent, Failure};
-use crate::worker::Worker;
+use crate::worker::{Shared, Worker};
 
 /// The access log's view of one client connection.
 #[derive(Debug)]
@@ -52,8 +52,8 @@ fn micros(from: Instant, to: Instant) -> i64 {
 
 impl Tracker {
     /// Starts following a connection accepted now, when the access log is on for `frontend`.
-    pub(crate) fn start(w: &Worker, frontend: usize, client: SocketAddr) -> Option<Box<Self>> {
-        let snapshot = &w.shared.snapshot;
+    pub(crate) fn start(shared: &Shared, frontend: usize, client: SocketAddr) -> Option<Box<Self>> {
+        let snapshot = &shared.snapshot;
         snapshot.access_log.as_ref()?;
         let name = &snapshot.config.frontends.get(frontend)?.name;
         if !snapshot.config.access_log.as_ref()?.logs_frontend(name) {
@@ -87,14 +87,14 @@ impl Tracker {
     }
 
     /// The TLS handshake did not complete: logs the connection.
-    pub(crate) fn handshake_failed(mut self: Box<Self>, w: &Worker, why: HandshakeEnd) {
+    pub(crate) fn handshake_failed(mut self: Box<Self>, shared: &Shared, why: HandshakeEnd) {
         let (termination, reason) = handshake_end(why);
         let r = &mut self.record;
         r.termination = termination;
         r.request = Request::Tls(reason);
         r.timers.handshake = micros(self.accepted, Instant::now());
         r.time = ago(self.accepted.elapsed());
-        if let Some(sink) = &w.shared.snapshot.access_log {
+        if let Some(sink) = &shared.snapshot.access_log {
             sink.send(self.record);
         }
     }

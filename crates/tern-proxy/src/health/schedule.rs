@@ -51,7 +51,7 @@ pub(crate) fn spawn(
     let thread = std::thread::Builder::new()
         .name("tern-health".to_owned())
         .spawn(move || {
-            crate::profiling::attach(&stats);
+            crate::profiling::attach(&stats, crate::profiling::Table::Worker);
             runtime.block_on(async move {
                 let tls = check_tls();
                 let count = jobs.len();

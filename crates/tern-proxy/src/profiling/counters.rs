@@ -1,9 +1,10 @@
 //! The per-worker counter table, and the thread-local link from a worker thread to it.
 //!
 //! Each worker thread (and the health checker's) attaches its own `WorkerStats` once; every
-//! [`super::Profiled`] polled on that thread charges that block. Only the owning thread writes
-//! it, so an update is a relaxed load and store (no locked read-modify-write); readers sum
-//! the blocks of all threads ([`super::report`]).
+//! [`super::Profiled`] polled on that thread charges that block. A worker's handshake offload
+//! thread charges a second table of the same block ([`Table::Offload`]). Only the owning thread
+//! writes a table, so an update is a relaxed load and store (no locked read-modify-write);
+//! readers sum the tables of all threads ([`super::report`]).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,15 +39,24 @@ impl Counters {
     }
 }
 
-thread_local! {
-    /// The counters this thread charges; `None` until [`attach`] (nothing is recorded).
-    static TABLE: RefCell<Option<Arc<WorkerStats>>> = const { RefCell::new(None) };
+/// Which of a `WorkerStats` block's two tables a thread charges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    /// The worker's (or the health checker's) own.
+    Worker,
+    /// The worker's handshake offload thread's.
+    Offload,
 }
 
-/// Makes this thread charge its profiled polls to `stats` (a worker's or the health
+thread_local! {
+    /// The counters this thread charges; `None` until [`attach`] (nothing is recorded).
+    static TABLE: RefCell<Option<(Arc<WorkerStats>, Table)>> = const { RefCell::new(None) };
+}
+
+/// Makes this thread charge its profiled polls to `table` of `stats` (a worker's or the health
 /// checker's own block).
-pub(crate) fn attach(stats: &Arc<WorkerStats>) {
-    TABLE.with(|t| *t.borrow_mut() = Some(Arc::clone(stats)));
+pub(crate) fn attach(stats: &Arc<WorkerStats>, table: Table) {
+    TABLE.with(|t| *t.borrow_mut() = Some((Arc::clone(stats), table)));
 }
 
 /// Adds one poll of `kind` taking `own_ns` to this thread's table, and the latency of the
@@ -56,14 +66,18 @@ pub(super) fn charge(kind: Kind, own_ns: u64, woken: Option<(Kind, u64)>) {
         let Ok(table) = t.try_borrow() else {
             return;
         };
-        let Some(stats) = table.as_ref() else {
+        let Some((stats, which)) = table.as_ref() else {
             return;
         };
-        let row = stats.profile.kind(kind);
+        let counters = match which {
+            Table::Worker => &stats.profile,
+            Table::Offload => &stats.offload_profile,
+        };
+        let row = counters.kind(kind);
         add(&row.calls, 1);
         add(&row.cpu_ns, own_ns);
         if let Some((waiting, lat)) = woken {
-            let row = stats.profile.kind(waiting);
+            let row = counters.kind(waiting);
             add(&row.lat_ns, lat);
             add(&row.wakes, 1);
         }

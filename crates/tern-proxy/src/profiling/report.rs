@@ -111,11 +111,13 @@ pub(crate) fn sum<'a>(tables: impl Iterator<Item = &'a WorkerStats> + Clone) -> 
                 wakes: 0,
             };
             for w in tables.clone() {
-                let c = w.profile.kind(kind);
-                row.calls += c.calls.load(Ordering::Relaxed);
-                row.cpu_ns += c.cpu_ns.load(Ordering::Relaxed);
-                row.lat_ns += c.lat_ns.load(Ordering::Relaxed);
-                row.wakes += c.wakes.load(Ordering::Relaxed);
+                for table in [&w.profile, &w.offload_profile] {
+                    let c = table.kind(kind);
+                    row.calls += c.calls.load(Ordering::Relaxed);
+                    row.cpu_ns += c.cpu_ns.load(Ordering::Relaxed);
+                    row.lat_ns += c.lat_ns.load(Ordering::Relaxed);
+                    row.wakes += c.wakes.load(Ordering::Relaxed);
+                }
             }
             row
         })

@@ -26,7 +26,7 @@ fn exclusive(on: bool) -> MutexGuard<'static, ()> {
 /// A fresh table attached to this test's thread.
 fn attached() -> Arc<WorkerStats> {
     let stats = Arc::new(WorkerStats::new(0, &[]));
-    attach(&stats);
+    attach(&stats, super::Table::Worker);
     stats
 }
 

@@ -203,6 +203,24 @@ impl Tern {
         Tern { proc, dir, binds }
     }
 
+    /// Writes `toml` as the configuration file and sends SIGHUP; waits for the `reloaded:` line
+    /// and returns the addresses the new generation listens on.
+    pub fn reload(&mut self, toml: &str) -> Vec<(String, SocketAddr)> {
+        std::fs::write(self.dir.join("tern.toml"), toml).unwrap();
+        let before = self.proc.seen.len();
+        self.proc.signal("HUP");
+        self.proc.wait_line("reloaded:");
+        self.proc.seen[before..]
+            .iter()
+            .filter_map(|l| l.strip_prefix("listening: "))
+            .filter_map(|rest| {
+                let url = rest.split_whitespace().nth(1)?;
+                let (scheme, addr) = url.split_once("://")?;
+                Some((scheme.to_owned(), addr.parse().ok()?))
+            })
+            .collect()
+    }
+
     /// The first bind's address.
     pub fn addr(&self) -> SocketAddr {
         self.binds[0].1
