@@ -6,6 +6,10 @@
 //! configuration snapshot and TLS configurations) plus atomics: the connection limits (taken once
 //! per connection, right after `accept`, so beyond the limit each listener holds one connection
 //! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
+//!
+//! With `handshake_offload`, a worker starts a low-priority offload thread that takes its TLS
+//! listeners and hands it connections once their handshake is complete (`offload.rs`); the
+//! accept loop both run is `accept.rs`.
 
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};
