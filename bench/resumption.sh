@@ -11,17 +11,28 @@
 # Each run: a fresh tern per mode, a $WARMUP s warm-up, a $DURATION s measured run while tern's
 # utime+stime is read from /proc/PID/stat; modes interleaved within each of $RUNS runs.
 #
+# SERVER=haproxy measures HAProxy the same way (its stateless TLS 1.3 tickets on, the session
+# cache off as in the other scripts), for what the same client and key exchange give there.
+#
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/resumption.sh
 #   DURATION=10 RUNS=5 CERT=rsa bench/resumption.sh
+#   SERVER=haproxy bench/resumption.sh
 source "$(dirname "$0")/lib.sh"
 source bench/servers.sh
 
 CONNS=${CONNS:-32}
 CERT=${CERT:-ecdsa}
+SERVER=${SERVER:-tern}
+# HAProxy issues tickets only when asked to (bench/servers.sh turns them off by default).
+export HAPROXY_TICKETS=1
 
 find_client
-have_tern_run || die "no tern binary at $TERN: run 'cargo build --release'"
+case $SERVER in
+tern) have_tern_run || die "no tern binary at $TERN: run 'cargo build --release'" ;;
+haproxy) need_cmd haproxy "apt-get install -y haproxy" ;;
+*) die "SERVER must be tern or haproxy" ;;
+esac
 need_certs "$CERT"
 
 client() {
@@ -34,7 +45,7 @@ client() {
 measure() {
     local mode=$1 run=$2 json=$TMP/$1-$2.json opts=()
     [[ $mode == resumed ]] && opts=(--resume ticket)
-    start_server tern "$CERT"
+    start_server "$SERVER" "$CERT"
     if [[ $WARMUP != 0 ]]; then
         client "${opts[@]}" -d "$WARMUP" --warmup 0 >"$TMP/$mode-$run.warmup.txt" ||
             die "warm-up ($mode) failed: see $TMP/$mode-$run.warmup.txt"
@@ -60,7 +71,7 @@ measure() {
 }
 
 echo "resumed vs full: TLS 1.3 $SUITE X25519 $CERT, 1 request/connection to /test"
-echo "tern CPU $SERVER_CPU (1 worker), client CPU $CLIENT_CPU (${CLIENT[*]}, $CONNS connections)," \
+echo "$SERVER CPU $SERVER_CPU (1 worker), client CPU $CLIENT_CPU (${CLIENT[*]}, $CONNS connections)," \
     "$DURATION s per run after $WARMUP s warm-up, $RUNS run(s)"
 echo
 printf '%-8s %3s %10s %12s %12s %9s %8s %8s %6s\n' mode run "hs/s" "server µs/hs" "client µs/hs" \

@@ -17,7 +17,7 @@ global
     tune.ssl.cachesize 0
     ssl-default-bind-ciphersuites $SUITE
     ssl-default-bind-curves X25519
-    ssl-default-bind-options ssl-min-ver TLSv1.3 no-tls-tickets
+    ssl-default-bind-options ssl-min-ver TLSv1.3$( ((${HAPROXY_TICKETS:-0})) || echo " no-tls-tickets")
     stats socket ipv4@127.0.0.1:$INFO_PORT level admin
 
 defaults
