@@ -47,12 +47,25 @@ fn replace_cert(dir: &Path, pem: &Path) -> CertificateDer<'static> {
 
 #[tokio::test]
 async fn sighup_swaps_certificates_and_a_broken_file_keeps_them() {
+    sighup_swaps_certificates(false).await;
+}
+
+/// The same with the handshakes on the workers' offload threads, which hold the listeners.
+#[tokio::test]
+async fn sighup_swaps_certificates_and_a_broken_file_keeps_them_offloaded() {
+    sighup_swaps_certificates(true).await;
+}
+
+async fn sighup_swaps_certificates(offload: bool) {
     let dir = temp_dir("reload");
     let a = write_named_cert(&dir, "site", &["site.test"], KeyKind::EcdsaP256);
     let pem = dir.join("site.pem");
     let mut config = Config::new().frontend(&format!("tls = {{ certs = [{}] }}", toml_path(&pem)));
     // Two workers: each has its own copy of the configuration, and both must swap.
-    config.global = vec!["workers = 2".into()];
+    config.global = vec![
+        "workers = 2".into(),
+        format!("handshake_offload = {offload}"),
+    ];
     let tern = Tern::run_in(dir.clone(), &config.toml());
     let client = rustls_client(&[&TLS13, &TLS12], false);
     let addr = tern.addr();
