@@ -22,6 +22,11 @@
 # the same keep-alive load at the same time (REF=0 turns it off): what the flood does to any
 # process on that CPU, as opposed to what it does to tern.
 # p50/p99 are of `latency_us.total` (intended start to last byte, open loop).
+# tern's keep-alive timeout is raised to 300 s (default 10 s) for this: the open-loop client
+# sends each request on its first free connection, so at 1,000 requests/s most of its 16
+# connections sit idle longer than 10 s and tern closes them; the client's next burst then opens
+# new connections, which queue behind the flood in the accept queue (a SYN dropped there waits
+# 1 s to be sent again): no longer "clients already connected". The control has no such timeout.
 #
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/handshake-flood.sh
@@ -68,7 +73,7 @@ bind = ["127.0.0.1:$FRONT_PORT"]
 tls = { certs = ["$PWD/bench/certs/$CERT.pem"] }
 monitor_uri = "/test"
 default_backend = "app"
-timeouts = { handshake = "5s" }
+timeouts = { handshake = "5s", keep_alive = "300s" }
 
 [[backend]]
 name = "app"
