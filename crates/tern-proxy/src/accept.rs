@@ -16,10 +16,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tracing::warn;
 
 use crate::admission::Admission;
+use crate::handshake::Handshakes;
 use crate::lifecycle::Lifecycle;
-use crate::stats::{bump, WorkerStats};
+use crate::stats::bump;
 use crate::tls_reload::TlsSlot;
-use crate::worker::{Permits, Shared};
+use crate::worker::Permits;
 
 /// A connection just accepted, with its slots.
 #[derive(Debug)]
@@ -35,10 +36,9 @@ pub(crate) struct Accepted {
 /// A thread that accepts connections and serves (part of) them.
 pub(crate) trait Acceptor: 'static {
     fn life(&self) -> &Lifecycle;
-    fn shared(&self) -> &Shared;
-    fn stats(&self) -> &WorkerStats;
-    /// The handshake rate caps applied to this thread's TLS listeners.
-    fn admission(&self) -> Option<&Admission>;
+    /// The shared state, this thread's counters and the handshake rate caps applied to its TLS
+    /// listeners.
+    fn handshakes(&self) -> Handshakes<'_>;
     /// Takes the connection over (spawns its task).
     fn take(self: &Rc<Self>, conn: Accepted);
 }
@@ -55,10 +55,13 @@ pub(crate) async fn run<A: Acceptor>(
     let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
     // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
     // connections wait in the kernel's accept queue (admission.rs).
-    let capped = tls.is_some() && a.admission().is_some_and(Admission::has_rate_cap);
+    let capped = tls.is_some()
+        && a.handshakes()
+            .admission
+            .is_some_and(Admission::has_rate_cap);
     loop {
         if capped {
-            if let Some(adm) = a.admission() {
+            if let Some(adm) = a.handshakes().admission {
                 tokio::select! {
                     biased;
                     () = a.life().stopping() => return,
@@ -98,9 +101,9 @@ pub(crate) async fn run<A: Acceptor>(
         let permits = tokio::select! {
             biased;
             () = a.life().stopping() => return,
-            p = a.shared().admit(frontend) => match p { Some(p) => p, None => return },
+            p = a.handshakes().shared.admit(frontend) => match p { Some(p) => p, None => return },
         };
-        bump(&a.stats().frontends[frontend].sessions);
+        bump(&a.handshakes().stats.frontends[frontend].sessions);
         a.take(Accepted {
             frontend,
             stream,

@@ -56,7 +56,7 @@ struct Admit {
 /// Runs the handshake of an accepted connection; an error if it failed or was refused (counted
 /// and logged here).
 pub(crate) async fn run(
-    w: &Handshakes<'_>,
+    w: Handshakes<'_>,
     frontend: usize,
     mut tcp: TcpStream,
     peer: SocketAddr,
@@ -75,7 +75,7 @@ pub(crate) async fn run(
             resumption_offer: false,
             waited: std::time::Duration::ZERO,
         },
-        Some(adm) => admit(adm, w, frontend, &mut tcp, peer, deadline).await?,
+        Some(adm) => admit(adm, &w, frontend, &mut tcp, peer, deadline).await?,
     };
     let handshake = TlsStream::accept(tcp, config, &admit.received);
     let stream = match timeout_at(deadline, handshake).await {

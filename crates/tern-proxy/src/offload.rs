@@ -39,7 +39,7 @@ use tokio::sync::{mpsc, watch};
 use crate::accept::{self, Accepted, Acceptor};
 use crate::access_log::Tracker;
 use crate::admission::Admission;
-use crate::handshake;
+use crate::handshake::{self, Handshakes};
 use crate::lifecycle::{next_mode, Lifecycle, Mode};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::session;
@@ -184,16 +184,12 @@ impl Acceptor for Offload {
         &self.life
     }
 
-    fn shared(&self) -> &Shared {
-        &self.shared
-    }
-
-    fn stats(&self) -> &WorkerStats {
-        &self.stats
-    }
-
-    fn admission(&self) -> Option<&Admission> {
-        self.admission.as_ref()
+    fn handshakes(&self) -> Handshakes<'_> {
+        Handshakes {
+            shared: &self.shared,
+            stats: &self.stats,
+            admission: self.admission.as_ref(),
+        }
     }
 
     fn take(self: &Rc<Self>, conn: Accepted) {
@@ -214,14 +210,9 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     let Some(config) = tls else { return };
     let _counted = o.life.session_started();
     let mut log = Tracker::start(&o.shared, frontend, peer);
-    let cx = handshake::Handshakes {
-        shared: &o.shared,
-        stats: &o.stats,
-        admission: o.admission.as_ref(),
-    };
     let handshake = Profiled::new(
         Kind::TlsHandshake,
-        handshake::run(&cx, frontend, stream, peer, config),
+        handshake::run(o.handshakes(), frontend, stream, peer, config),
     );
     let done = tokio::select! {
         done = handshake => done,

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use crate::accept::Accepted;
+use crate::accept::{Accepted, Acceptor};
 use crate::access_log::Tracker;
 use crate::offload::Handshaken;
 use crate::profiling::{Kind, Profiled};
@@ -28,14 +28,9 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
     };
-    let hs = handshake::Handshakes {
-        shared: &w.shared,
-        stats: &w.stats,
-        admission: w.admission.as_ref(),
-    };
     let handshake = Profiled::new(
         Kind::TlsHandshake,
-        handshake::run(&hs, frontend, stream, peer, config),
+        handshake::run(w.handshakes(), frontend, stream, peer, config),
     );
     let done = tokio::select! {
         done = handshake => done,

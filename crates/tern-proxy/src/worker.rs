@@ -23,6 +23,7 @@ use tracing::warn;
 use crate::accept::{self, Accepted, Acceptor};
 use crate::admission::Admission;
 use crate::balance::Balancers;
+use crate::handshake::Handshakes;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::offload;
@@ -149,16 +150,12 @@ impl Acceptor for Worker {
         &self.life
     }
 
-    fn shared(&self) -> &Shared {
-        &self.shared
-    }
-
-    fn stats(&self) -> &WorkerStats {
-        &self.stats
-    }
-
-    fn admission(&self) -> Option<&Admission> {
-        self.admission.as_ref()
+    fn handshakes(&self) -> Handshakes<'_> {
+        Handshakes {
+            shared: &self.shared,
+            stats: &self.stats,
+            admission: self.admission.as_ref(),
+        }
     }
 
     fn take(self: &Rc<Self>, conn: Accepted) {

@@ -17,15 +17,6 @@ use std::time::{Duration, Instant};
 
 use tern_tls::KeyKind;
 
-/// How many handshake offload threads process `pid` has.
-fn offload_threads(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| comm.starts_with("tern-offload"))
-        .count()
-}
-
 /// A TLS configuration with offload on and `extra` global lines, its certificate in `dir`.
 fn offload_config(dir: &Path, extra: &str) -> Config {
     let cert = dir.join("site.pem");
@@ -52,8 +43,7 @@ fn reloads_under_tls_load_fail_no_request_and_end_the_old_threads() {
             .toml()
     };
     let mut tern = Tern::run_in(dir.clone(), &config(1));
-    let pid = tern.proc.pid();
-    assert_eq!(offload_threads(pid), 1);
+    assert_eq!(tern.proc.threads_named("tern-offload"), 1);
     let url = format!("https://{}/", tern.addr());
     let load = SteadyLoad::start(&dir, &url, 300, 4);
     std::thread::sleep(Duration::from_millis(500));
@@ -67,7 +57,7 @@ fn reloads_under_tls_load_fail_no_request_and_end_the_old_threads() {
     assert!(requests > 800, "{requests} requests in 4 s at 300/s");
     // The old generations have no connection left: their offload threads are gone.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while offload_threads(pid) != 1 {
+    while tern.proc.threads_named("tern-offload") != 1 {
         assert!(Instant::now() < deadline, "old offload threads still run");
         std::thread::sleep(Duration::from_millis(20));
     }

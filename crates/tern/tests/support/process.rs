@@ -89,15 +89,16 @@ impl Proc {
 
     /// Addresses from the `listening:` lines seen so far, in order, with their scheme.
     pub fn listening(&self) -> Vec<(String, SocketAddr)> {
-        self.seen
-            .iter()
-            .filter_map(|l| l.strip_prefix("listening: "))
-            .filter_map(|rest| {
-                let url = rest.split_whitespace().nth(1)?;
-                let (scheme, addr) = url.split_once("://")?;
-                Some((scheme.to_owned(), addr.parse().ok()?))
-            })
-            .collect()
+        listening_in(&self.seen)
+    }
+
+    /// How many threads of the process have a name starting with `prefix`.
+    pub fn threads_named(&self, prefix: &str) -> usize {
+        std::fs::read_dir(format!("/proc/{}/task", self.pid()))
+            .unwrap()
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.starts_with(prefix))
+            .count()
     }
 
     pub fn stderr_text(&self) -> String {
@@ -151,6 +152,19 @@ impl Drop for Proc {
             let _ = c.wait();
         }
     }
+}
+
+/// Addresses from the `listening:` lines among `lines`, in order, with their scheme.
+fn listening_in(lines: &[String]) -> Vec<(String, SocketAddr)> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("listening: "))
+        .filter_map(|rest| {
+            let url = rest.split_whitespace().nth(1)?;
+            let (scheme, addr) = url.split_once("://")?;
+            Some((scheme.to_owned(), addr.parse().ok()?))
+        })
+        .collect()
 }
 
 /// A `tern term` backend.
@@ -210,15 +224,7 @@ impl Tern {
         let before = self.proc.seen.len();
         self.proc.signal("HUP");
         self.proc.wait_line("reloaded:");
-        self.proc.seen[before..]
-            .iter()
-            .filter_map(|l| l.strip_prefix("listening: "))
-            .filter_map(|rest| {
-                let url = rest.split_whitespace().nth(1)?;
-                let (scheme, addr) = url.split_once("://")?;
-                Some((scheme.to_owned(), addr.parse().ok()?))
-            })
-            .collect()
+        listening_in(&self.proc.seen[before..])
     }
 
     /// The first bind's address.
