@@ -3,10 +3,10 @@
 //! rustls does not tell a server connection which certificate it sent. The bind's certificate
 //! resolver knows, so each worker's copy of a TLS configuration gets its resolver wrapped in
 //! [`Probe`], which notes the chosen key's algorithm in a thread-local slot. rustls calls the
-//! resolver synchronously inside `process_new_packets`, on the worker's thread, for the one
-//! connection being processed; `tls_io.rs` clears the slot before that call and reads it after,
-//! so what it reads belongs to that connection. Cost: two thread-local accesses per record
-//! processed during a handshake.
+//! resolver synchronously inside `process_new_packets`, on the thread running the handshake (a
+//! worker or its offload thread), for the one connection being processed; `tls_io.rs` clears the
+//! slot before that call and reads it after, so what it reads belongs to that connection. Cost:
+//! two thread-local accesses per record processed during a handshake.
 
 use std::cell::Cell;
 use std::sync::Arc;

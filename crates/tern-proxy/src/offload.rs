@@ -210,27 +210,18 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     let Some(config) = tls else { return };
     let _counted = o.life.session_started();
     let mut log = Tracker::start(&o.shared, frontend, peer);
-    let handshake = Profiled::new(
-        Kind::TlsHandshake,
-        handshake::run(o.handshakes(), frontend, stream, peer, config),
-    );
-    let done = tokio::select! {
-        done = handshake => done,
-        // A stop closes connections that have no request in progress: these have none yet.
-        () = o.life.closing_idle() => return,
+    let Some(tls) = handshake::session(
+        o.handshakes(),
+        &o.life,
+        frontend,
+        (stream, peer),
+        config,
+        &mut log,
+    )
+    .await
+    else {
+        return;
     };
-    let tls = match done {
-        Ok(tls) => tls,
-        Err(why) => {
-            if let Some(log) = log {
-                log.handshake_failed(&o.shared, why);
-            }
-            return;
-        }
-    };
-    if let Some(log) = log.as_deref_mut() {
-        log.handshaken(tls.connection());
-    }
     let tls = match tls.detach() {
         Ok(tls) => tls,
         Err(e) => {

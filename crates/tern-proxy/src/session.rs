@@ -28,29 +28,20 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
     };
-    let handshake = Profiled::new(
-        Kind::TlsHandshake,
-        handshake::run(w.handshakes(), frontend, stream, peer, config),
-    );
-    let done = tokio::select! {
-        done = handshake => done,
-        // A stop closes connections that have no request in progress: these have none yet.
-        () = w.closing_idle() => return,
+    let Some(tls) = handshake::session(
+        w.handshakes(),
+        w.life(),
+        frontend,
+        (stream, peer),
+        config,
+        &mut log,
+    )
+    .await
+    else {
+        return;
     };
-    match done {
-        Ok(tls) => {
-            if let Some(log) = log.as_deref_mut() {
-                log.handshaken(tls.connection());
-            }
-            let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
-            Profiled::new(Kind::Request, proxy).await;
-        }
-        Err(why) => {
-            if let Some(log) = log {
-                log.handshake_failed(&w.shared, why);
-            }
-        }
-    }
+    let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
+    Profiled::new(Kind::Request, proxy).await;
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
