@@ -89,6 +89,24 @@ impl BodyReader {
         }
     }
 
+    /// The end of a chunked body as tern writes it: the last chunk `0\r\n`, the trailer fields
+    /// kept (canonical, see `trailers.rs`) and the final CRLF; [`LAST_CHUNK`] until the
+    /// body is complete, and for other bodies.
+    pub fn last_chunk(&self) -> &[u8] {
+        match &self.kind {
+            Kind::Chunked(c) => c.trailers().last_chunk(),
+            _ => LAST_CHUNK,
+        }
+    }
+
+    /// How many trailer fields were dropped so far (see `trailers.rs`).
+    pub fn dropped_trailers(&self) -> usize {
+        match &self.kind {
+            Kind::Chunked(c) => c.trailers().dropped(),
+            _ => 0,
+        }
+    }
+
     /// Bytes still expected, when the framing says (content-length bodies).
     pub fn remaining(&self) -> Option<u64> {
         match &self.kind {

@@ -46,6 +46,7 @@ mod rewrite;
 mod set_cookie;
 mod span;
 mod target;
+mod trailers;
 
 pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
 pub use cookie::{find_cookie, prefix_server, CookieEdit, PREFIX_DELIMITER};
