@@ -2,13 +2,18 @@
 //!
 //! Once the request head has left for the server, a [`Relay`] drives four directions from the
 //! session task, in one `poll`:
-//! - **upload**: client → request body bytes → server, passed through unchanged (the
-//!   [`BodyReader`] only finds where the body ends); bytes after its end stay in the client
-//!   buffer as the next (pipelined) request;
+//! - **upload**: client → request body → server: a body framed by length passes unchanged, a
+//!   chunked one is re-framed by the [`BodyReader`] (the data under size lines tern writes, the
+//!   trailer fields that may be trailers, see `tern_h1::BodyReader::forward`); bytes after its
+//!   end stay in the client buffer as the next (pipelined) request;
 //! - **download**: the response head is read, rewritten into the output buffer and written with
 //!   the first body bytes in one write; the body follows, carried by the [`tern_h1::ResponsePlan`]
-//!   (passed through, de-chunked for an HTTP/1.0 client, or chunked when the server's body runs
-//!   until it closes). Each piece is written, then flushed, so a TLS client gets full records.
+//!   (passed on as the upload is, de-chunked for an HTTP/1.0 client, or chunked when the
+//!   server's body runs until it closes). Each piece is written, then flushed, so a TLS client
+//!   gets full records.
+//!
+//! Either way a piece is one vectored write ([`flight`]): tern's framing and the data ranges of
+//! the read buffer, no data copied, one write per read as when bytes were passed through.
 //!
 //! Both run at once, so a server that answers before it has read the whole upload (an error, an
 //! echo) is relayed at once, and the upload goes on after its response. The relay ends when both
@@ -20,7 +25,7 @@
 //! waits for the client (the server is then not to blame). The wait for the response head
 //! therefore counts from the end of the upload, or from when the server stopped taking it.
 
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -29,6 +34,7 @@ use tern_config::HttpRule;
 use tern_h1::local::CONTINUE;
 use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, ResponseHead};
 use tokio::io::AsyncWrite;
+use tracing::debug;
 
 use crate::buffer::Buffer;
 use crate::client::ClientStream;
@@ -36,6 +42,7 @@ use crate::facts::{ConnFacts, ResponseFacts};
 use crate::rules;
 use crate::timer::{Idle, Timer};
 use crate::upstream::ServerConn;
+use flight::{Flight, Framing, MAX_SLICES};
 
 /// Why an exchange stopped before both messages were complete.
 #[derive(Debug, thiserror::Error)]
@@ -98,8 +105,26 @@ pub(crate) struct Outcome {
     pub end: End,
     /// Bytes written to the client (`100 Continue`, head, body and framing).
     pub sent: u64,
-    /// Request body bytes taken from the client after those that came with the head.
+    /// Request body bytes taken from the client after those that came with the head (as
+    /// received, chunk framing included).
     pub uploaded: u64,
+}
+
+impl Outcome {
+    /// A request body refused before anything was sent.
+    pub(crate) fn refused(e: H1Error) -> Self {
+        Outcome {
+            status: None,
+            responded_at: None,
+            end: End::Failed {
+                fault: Fault::BadRequestBody(e),
+                stage: Stage::Head,
+                received: false,
+            },
+            sent: 0,
+            uploaded: 0,
+        }
+    }
 }
 
 /// What one direction waits for after a poll.
@@ -120,9 +145,9 @@ pub(crate) struct Upload {
     /// Send `100 Continue` to the client once the head is out.
     expect: bool,
     reader: BodyReader,
-    /// Bytes at the front of the client buffer that belong to the body and are not yet written.
-    pending: usize,
-    /// Body bytes written to the server (after those that came with the head).
+    /// The body bytes at the front of the client buffer being written.
+    flight: Flight,
+    /// Body bytes taken from the client and written on (after those that came with the head).
     sent: u64,
     wait: Wait,
 }
@@ -136,14 +161,14 @@ impl Upload {
             head_len,
             expect,
             reader,
-            pending: 0,
+            flight: Flight::default(),
             sent: 0,
             wait: Wait::Nothing,
         }
     }
 
     fn is_done(&self) -> bool {
-        self.head_len == 0 && self.pending == 0 && self.reader.is_done()
+        self.head_len == 0 && self.flight.is_empty() && self.reader.is_done()
     }
 }
 
@@ -162,16 +187,9 @@ struct Download {
     wait: Wait,
     /// Bytes written to the client.
     sent: u64,
-    /// Output in flight: `out[out_pos..]`, then `data` bytes of the server buffer from
-    /// `data_off` (`data_pos` of them written), then `tail[tail_pos..]`; once written,
-    /// `consume` bytes of the server buffer are dropped.
-    out_pos: usize,
-    data_off: usize,
-    data: usize,
-    data_pos: usize,
-    tail: &'static [u8],
-    tail_pos: usize,
-    consume: usize,
+    /// Output in flight: the output buffer (the head), then the body piece of the server
+    /// buffer and its framing, then a tail.
+    flight: Flight,
     unflushed: bool,
 }
 
@@ -292,13 +310,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 reuse_server: false,
                 wait: Wait::Nothing,
                 sent: 0,
-                out_pos: 0,
-                data_off: 0,
-                data: 0,
-                data_pos: 0,
-                tail: &[],
-                tail_pos: 0,
-                consume: 0,
+                flight: Flight::default(),
                 unflushed: false,
             },
             request_bytes,
@@ -388,26 +400,28 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             return Ok(());
         }
         loop {
-            if self.up.pending > 0 {
-                let bytes = &self.c.buf.data()[..self.up.pending];
-                match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
-                    Poll::Ready(Ok(0)) => {
-                        return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into()))
-                    }
-                    Poll::Ready(Ok(n)) => {
-                        self.c.buf.consume(n);
-                        self.up.pending -= n;
-                        self.up.sent += n as u64;
-                        self.server_progress = true;
-                        self.server_unflushed = true;
-                    }
-                    Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
-                    Poll::Pending => {
-                        self.up.wait = Wait::Server;
-                        return Ok(());
-                    }
+            if !self.up.flight.is_empty() {
+                if !self.write_upload(cx)? {
+                    self.up.wait = Wait::Server;
+                    return Ok(());
                 }
                 continue;
+            }
+            if !self.up.reader.is_done() && !self.c.buf.is_empty() {
+                let up = &mut self.up;
+                up.reader
+                    .forward(self.c.buf.data(), &mut up.flight.piece)
+                    .map_err(Fault::BadRequestBody)?;
+                up.flight.frame(Framing::Forward);
+                if up.flight.piece.ends_chunked() && up.reader.dropped_trailers() > 0 {
+                    debug!(
+                        fields = up.reader.dropped_trailers(),
+                        "request trailer fields dropped"
+                    );
+                }
+                if !up.flight.is_empty() {
+                    continue;
+                }
             }
             if !self.flush_server(cx)? {
                 self.up.wait = Wait::Server;
@@ -421,15 +435,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 Poll::Ready(Ok(0)) => {
                     self.up.reader.finish().map_err(|_| Fault::ClientClosed)?;
                 }
-                Poll::Ready(Ok(_)) => {
-                    self.client_progress = true;
-                    let p = self
-                        .up
-                        .reader
-                        .advance(self.c.buf.data())
-                        .map_err(Fault::BadRequestBody)?;
-                    self.up.pending = p.used;
-                }
+                Poll::Ready(Ok(_)) => self.client_progress = true,
                 Poll::Ready(Err(e)) => return Err(Fault::ClientIo(e)),
                 Poll::Pending => {
                     self.up.wait = Wait::Client;
@@ -437,6 +443,35 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 }
             }
         }
+    }
+
+    /// Writes the upload's piece in flight; true once it is out (its bytes are then dropped
+    /// from the client buffer), false when the write is pending.
+    fn write_upload(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
+        let up = &mut self.up;
+        loop {
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let n = up
+                .flight
+                .slices(&[], self.c.buf.data(), up.reader.last_chunk(), &mut slices);
+            if n == 0 {
+                break;
+            }
+            match Pin::new(&mut self.s.conn.stream).poll_write_vectored(cx, &slices[..n]) {
+                Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(written)) => {
+                    up.flight.wrote(written);
+                    self.server_progress = true;
+                    self.server_unflushed = true;
+                }
+                Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
+                Poll::Pending => return Ok(false),
+            }
+        }
+        let used = up.flight.finish();
+        self.c.buf.consume(used);
+        up.sent += used as u64;
+        Ok(true)
     }
 
     /// Writes the request head from the output buffer; true once it is out. The output buffer
@@ -467,8 +502,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
         (up.head_pos, up.head_len) = (0, 0);
         self.c.out.clear();
         if up.expect {
-            self.down.tail = CONTINUE;
-            self.down.tail_pos = 0;
+            self.down.flight.tail = CONTINUE;
         }
         Ok(true)
     }
@@ -492,3 +526,4 @@ impl<S> Relay<'_, S> {
 }
 
 mod download;
+mod flight;
