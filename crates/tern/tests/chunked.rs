@@ -314,6 +314,34 @@ fn overflowing_chunk_size_during_the_upload_gets_400_and_never_reaches_the_serve
 }
 
 #[test]
+fn overflowing_chunk_size_in_a_response_gets_502() {
+    for size in OVERFLOWS {
+        // Head and body in one small write: tern reads them together, so nothing of the
+        // response has reached the client when the size is refused.
+        let (addr, backend) = raw_backend(Duration::from_secs(20), move |mut s| {
+            let _ = read_until_contains(&mut s, b"\r\n\r\n", WAIT);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{size}\r\nx\r\n0\r\n\r\n"
+            );
+            let _ = s.write_all(response.as_bytes());
+            let _ = read_until_closed(&mut s, WAIT);
+        });
+        let tern = Tern::run(&Config::new().server("s1", &addr.to_string(), 1).toml());
+        let r = raw_exchange(
+            tern.addr(),
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            WAIT,
+        );
+        assert_eq!(r.status(), Some(502), "{size}: {:?}", r.text());
+        assert!(r.closed, "{size}");
+        assert!(!r.text().contains(size), "{size}: {:?}", r.text());
+        let c = tern.stop_clean();
+        assert_eq!(c.get("backend app", "upstream_errors"), 1, "{size}");
+        backend.join().unwrap().expect("tern never connected");
+    }
+}
+
+#[test]
 fn pipelined_request_after_a_chunked_body_is_served() {
     let term = Term::start("s1");
     let tern = Tern::run(&Config::new().terms(&[&term]).toml());

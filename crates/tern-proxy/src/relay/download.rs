@@ -142,7 +142,15 @@ impl<S: ClientStream> Relay<'_, S> {
         d.reuse_server = conn.head.keep_alive();
         d.reader = conn.head.body_reader(&RESPONSE_LIMITS);
         d.body_done = d.reader.is_done();
-        self.attach()
+        if let Err(fault) = self.attach() {
+            // The body bytes that came with the head are refused before anything reached the
+            // client: it gets a 502 rather than a connection closed without a word.
+            self.down.stage = Stage::Head;
+            self.down.status = None;
+            self.c.out.clear();
+            return Err(fault);
+        }
+        Ok(())
     }
 
     /// Turns body bytes at the front of the server buffer into output for the client.
