@@ -12,7 +12,7 @@
 //!   server's body runs until it closes). Each piece is written, then flushed, so a TLS client
 //!   gets full records.
 //!
-//! Either way a piece is one vectored write ([`flight`]): tern's framing and the data ranges of
+//! Either way a piece is one vectored write (`flight.rs`): tern's framing and the data ranges of
 //! the read buffer, no data copied, one write per read as when bytes were passed through.
 //!
 //! Both run at once, so a server that answers before it has read the whole upload (an error, an
@@ -25,16 +25,14 @@
 //! waits for the client (the server is then not to blame). The wait for the response head
 //! therefore counts from the end of the upload, or from when the server stopped taking it.
 
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tern_config::HttpRule;
-use tern_h1::local::CONTINUE;
 use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, ResponseHead};
 use tokio::io::AsyncWrite;
-use tracing::debug;
 
 use crate::buffer::Buffer;
 use crate::client::ClientStream;
@@ -42,7 +40,7 @@ use crate::facts::{ConnFacts, ResponseFacts};
 use crate::rules;
 use crate::timer::{Idle, Timer};
 use crate::upstream::ServerConn;
-use flight::{Flight, Framing, MAX_SLICES};
+use flight::Flight;
 
 /// Why an exchange stopped before both messages were complete.
 #[derive(Debug, thiserror::Error)]
@@ -392,120 +390,6 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             uploaded: self.up.sent,
         }
     }
-
-    /// Writes the request head, then forwards body bytes until the body ends or an operation
-    /// is pending.
-    fn pump_upload(&mut self, cx: &mut Context<'_>) -> Result<(), Fault> {
-        if self.up.head_len > 0 && !self.send_head(cx)? {
-            return Ok(());
-        }
-        loop {
-            if !self.up.flight.is_empty() {
-                if !self.write_upload(cx)? {
-                    self.up.wait = Wait::Server;
-                    return Ok(());
-                }
-                continue;
-            }
-            if !self.up.reader.is_done() && !self.c.buf.is_empty() {
-                let up = &mut self.up;
-                up.reader
-                    .forward(self.c.buf.data(), &mut up.flight.piece)
-                    .map_err(Fault::BadRequestBody)?;
-                up.flight.frame(Framing::Forward);
-                if up.flight.piece.ends_chunked() && up.reader.dropped_trailers() > 0 {
-                    debug!(
-                        fields = up.reader.dropped_trailers(),
-                        "request trailer fields dropped"
-                    );
-                }
-                if !up.flight.is_empty() {
-                    continue;
-                }
-            }
-            if !self.flush_server(cx)? {
-                self.up.wait = Wait::Server;
-                return Ok(());
-            }
-            if self.up.reader.is_done() {
-                return Ok(());
-            }
-            // Everything received was forwarded and consumed, so the buffer is empty: read.
-            match self.c.buf.poll_read_from(self.c.io, cx) {
-                Poll::Ready(Ok(0)) => {
-                    self.up.reader.finish().map_err(|_| Fault::ClientClosed)?;
-                }
-                Poll::Ready(Ok(_)) => self.client_progress = true,
-                Poll::Ready(Err(e)) => return Err(Fault::ClientIo(e)),
-                Poll::Pending => {
-                    self.up.wait = Wait::Client;
-                    return Ok(());
-                }
-            }
-        }
-    }
-
-    /// Writes the upload's piece in flight; true once it is out (its bytes are then dropped
-    /// from the client buffer), false when the write is pending.
-    fn write_upload(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
-        let up = &mut self.up;
-        loop {
-            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
-            let n = up
-                .flight
-                .slices(&[], self.c.buf.data(), up.reader.last_chunk(), &mut slices);
-            if n == 0 {
-                break;
-            }
-            match Pin::new(&mut self.s.conn.stream).poll_write_vectored(cx, &slices[..n]) {
-                Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(written)) => {
-                    up.flight.wrote(written);
-                    self.server_progress = true;
-                    self.server_unflushed = true;
-                }
-                Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
-                Poll::Pending => return Ok(false),
-            }
-        }
-        let used = up.flight.finish();
-        self.c.buf.consume(used);
-        up.sent += used as u64;
-        Ok(true)
-    }
-
-    /// Writes the request head from the output buffer; true once it is out. The output buffer
-    /// is then free for the client's side.
-    fn send_head(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
-        let up = &mut self.up;
-        while up.head_pos < up.head_len {
-            let bytes = &self.c.out[up.head_pos..up.head_len];
-            match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
-                Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(n)) => {
-                    up.head_pos += n;
-                    self.server_progress = true;
-                    self.server_unflushed = true;
-                }
-                Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
-                Poll::Pending => {
-                    up.wait = Wait::Server;
-                    return Ok(false);
-                }
-            }
-        }
-        if !self.flush_server(cx)? {
-            self.up.wait = Wait::Server;
-            return Ok(false);
-        }
-        let up = &mut self.up;
-        (up.head_pos, up.head_len) = (0, 0);
-        self.c.out.clear();
-        if up.expect {
-            self.down.flight.tail = CONTINUE;
-        }
-        Ok(true)
-    }
 }
 
 impl<S> Relay<'_, S> {
@@ -527,3 +411,4 @@ impl<S> Relay<'_, S> {
 
 mod download;
 mod flight;
+mod upload;
