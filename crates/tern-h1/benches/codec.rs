@@ -12,7 +12,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tern_h1::{
     encode_chunk, parse_request, parse_response, write_request, write_response, BodyReader,
-    Forwarding, Limits, Method, RequestHead, ResponseHead, LAST_CHUNK,
+    Forwarding, Limits, Method, Piece, RequestHead, ResponseHead, LAST_CHUNK,
 };
 
 const REQUEST: &[u8] = b"GET /assets/app.js?v=20240101 HTTP/1.1\r\n\
@@ -83,6 +83,24 @@ fn chunked(c: &mut Criterion) {
         b.iter(|| {
             let mut r = BodyReader::chunked(&limits);
             black_box(r.advance(black_box(&body)))
+        })
+    });
+    g.bench_function("forward", |b| {
+        let mut piece = Piece::default();
+        b.iter(|| {
+            let mut r = BodyReader::chunked(&limits);
+            let mut at = 0;
+            let mut data = 0;
+            while !r.is_done() {
+                match r.forward(black_box(&body[at..]), &mut piece) {
+                    Ok(()) => {
+                        at += piece.used;
+                        data += piece.size();
+                    }
+                    Err(_) => break,
+                }
+            }
+            black_box(data)
         })
     });
     g.bench_function("decode", |b| {

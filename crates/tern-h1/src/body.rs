@@ -1,14 +1,17 @@
-//! Message bodies: where one ends, in the bytes that follow its head, and the chunk framing tern
-//! writes when it re-frames a body.
+//! Message bodies: where one ends, in the bytes that follow its head, and the framing tern
+//! writes when it forwards one.
 //!
 //! A [`BodyReader`] is fed whatever the socket produced, in pieces of any size, and works in
-//! two modes:
-//! - **passthrough** ([`BodyReader::advance`]): the proxy forwards the input unchanged (chunk
-//!   framing included) and only learns how much of it belongs to this message and whether the
-//!   message ended. This is the common case and costs O(framing bytes), not O(body).
+//! three modes:
+//! - **advance** ([`BodyReader::advance`]): only learns how much of the input belongs to this
+//!   message and whether the message ended, for a body tern reads but does not forward (a
+//!   request it answers itself). This costs O(framing bytes), not O(body).
 //! - **decode** ([`BodyReader::decode`]): hands out the data ranges of the body without the
-//!   chunk framing, one range per call, for when the other side cannot take chunked (an
-//!   HTTP/1.0 client) or the body is re-framed.
+//!   chunk framing, one range per call.
+//! - **forward** ([`BodyReader::forward`], `forward.rs`): what to write on for the input: the
+//!   bytes as they are for a body framed by length, or the data re-framed as chunks of tern's
+//!   own for a chunked body (the sender's size lines, extensions and trailer lines are never
+//!   passed on as written). An HTTP/1.0 client gets only the data ranges.
 //!
 //! Either way nothing is copied: the results are offsets into the input. Bytes after the end of
 //! the message are not consumed; they belong to the next message (pipelining) or are an error
@@ -19,6 +22,10 @@ use std::ops::Range;
 use crate::chunked::Chunked;
 use crate::error::H1Error;
 use crate::limits::Limits;
+
+mod forward;
+
+pub use forward::{Piece, MAX_RANGES};
 
 /// How far [`BodyReader::advance`] got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +96,24 @@ impl BodyReader {
         }
     }
 
+    /// The end of a chunked body as tern writes it: the last chunk `0\r\n`, the trailer fields
+    /// kept (canonical, see `trailers.rs`) and the final CRLF; [`LAST_CHUNK`] until the
+    /// body is complete, and for other bodies.
+    pub fn last_chunk(&self) -> &[u8] {
+        match &self.kind {
+            Kind::Chunked(c) => c.trailers().last_chunk(),
+            _ => LAST_CHUNK,
+        }
+    }
+
+    /// How many trailer fields were dropped so far (see `trailers.rs`).
+    pub fn dropped_trailers(&self) -> usize {
+        match &self.kind {
+            Kind::Chunked(c) => c.trailers().dropped(),
+            _ => 0,
+        }
+    }
+
     /// Bytes still expected, when the framing says (content-length bodies).
     pub fn remaining(&self) -> Option<u64> {
         match &self.kind {
@@ -98,7 +123,7 @@ impl BodyReader {
         }
     }
 
-    /// Passthrough: how much of `input` belongs to the body, and whether it ended there.
+    /// How much of `input` belongs to the body, and whether it ended there.
     pub fn advance(&mut self, input: &[u8]) -> Result<Progress, H1Error> {
         if let Kind::Chunked(c) = &mut self.kind {
             let mut used = 0;

@@ -18,14 +18,16 @@
 //!   keep a request from being read two ways (RFC 9112 §6.3, §7.1; RFC 9110 §7.2) are enforced
 //!   here and each refusal is an [`H1Error`] that names the status to answer and a counter.
 //! - **Bodies are not copied either.** [`BodyReader`] is a state machine over the bytes that
-//!   follow a head: in passthrough mode it only finds where the message ends (the proxy writes
-//!   the input unchanged), in decode mode it yields the data ranges of a chunked body.
+//!   follow a head: it finds where the message ends and, to forward it, says what to write as
+//!   offsets into the input ([`Piece`]): the bytes as they are for a body framed by length, the
+//!   data under size lines tern writes itself for a chunked body, whose framing and trailer
+//!   lines are never passed on as received.
 //!
 //! The flow for one exchange:
 //!
 //! ```text
 //! parse_request(client_buf) -> RequestHead --write_request--> bytes for the server
-//! RequestHead::body_reader() -> BodyReader (passthrough) for the upload
+//! RequestHead::body_reader() -> BodyReader (forward) for the upload
 //! parse_response(server_buf, request method) -> ResponseHead --write_response--> bytes for
 //!     the client + ResponsePlan (how to carry the body, whether the client stays)
 //! ```
@@ -46,8 +48,12 @@ mod rewrite;
 mod set_cookie;
 mod span;
 mod target;
+mod trailers;
 
-pub use body::{encode_chunk, BodyReader, ChunkHeader, Decoded, Progress, CHUNK_END, LAST_CHUNK};
+pub use body::{
+    encode_chunk, BodyReader, ChunkHeader, Decoded, Piece, Progress, CHUNK_END, LAST_CHUNK,
+    MAX_RANGES,
+};
 pub use cookie::{find_cookie, prefix_server, CookieEdit, PREFIX_DELIMITER};
 pub use edits::{FieldValue, HeaderEdits};
 pub use error::H1Error;

@@ -98,7 +98,8 @@ pub enum ClientBody {
     None,
     /// Forward exactly this many bytes.
     Length(u64),
-    /// Forward the chunked body as it is (passthrough).
+    /// Forward the chunked body re-framed: the data under tern's own size lines, the trailer
+    /// fields that may be trailers ([`crate::BodyReader::forward`]).
     Chunked,
     /// Decode the chunked body and forward only its data, then close: an HTTP/1.0 client
     /// cannot take chunked.

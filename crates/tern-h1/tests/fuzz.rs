@@ -92,8 +92,19 @@ proptest! {
         let l = limits(small);
         for mut r in [BodyReader::chunked(&l), BodyReader::length(n), BodyReader::until_close()] {
             let mut pass = r.clone();
-            if let Ok(p) = pass.advance(&input) {
+            let advanced = pass.advance(&input);
+            if let Ok(p) = advanced {
                 prop_assert!(p.used <= input.len());
+            }
+            // Forwarding stops where advance stops, and writes little framing on top of the
+            // data.
+            let mut fwd = r.clone();
+            let mut out = Vec::new();
+            let forwarded = fwd.forward_into(&input, &mut out);
+            prop_assert_eq!(forwarded.is_ok(), advanced.is_ok());
+            if let (Ok(f), Ok(a)) = (forwarded, advanced) {
+                prop_assert_eq!(f, a);
+                prop_assert!(out.len() <= 2 * input.len() + 8);
             }
             // Decode until the input is used up, an error, or the end: always bounded.
             let mut at = 0;

@@ -1,5 +1,6 @@
 //! Request smuggling scenarios, end to end through the codec: a client's byte stream is parsed
-//! as tern would (head, then body in passthrough), rewritten, and the bytes that would reach
+//! as tern would (head, then body forwarded, chunked bodies re-framed), rewritten, and the
+//! bytes that would reach
 //! the server are parsed again as a strict server would. Each scenario is either refused with
 //! the right status, or forwarded as exactly one unambiguous message (no Content-Length next to
 //! Transfer-Encoding, the body ending where tern thinks it ends), with what follows left for
@@ -36,12 +37,11 @@ fn proxy(stream: &str) -> Outcome {
     let mut out = Vec::new();
     write_request(&head, raw, &Forwarding::none(), &mut out);
     let mut body = head.body_reader(&limits);
-    let progress = match body.advance(&raw[len..]) {
+    let progress = match body.forward_into(&raw[len..], &mut out) {
         Ok(p) => p,
         Err(e) => return Outcome::Refused(e.request_status(), e),
     };
     assert!(progress.done, "body incomplete in {stream:?}");
-    out.extend_from_slice(&raw[len..len + progress.used]);
     // A strict server reads exactly one message from what tern sent.
     let mut server = RequestHead::new();
     let Ok(Status::Complete(server_len)) = parse_request(&out, &limits, &mut server) else {
@@ -198,6 +198,11 @@ fn chunk_framing_tricks_are_refused() {
         "-5\r\nhello\r\n0\r\n\r\n",
         "5\r\nhelloX\r\n0\r\n\r\n",
         "0x5\r\nhello\r\n0\r\n\r\n",
+        "10000000000000000\r\nx\r\n0\r\n\r\n",
+        "5 \r\nhello\r\n0\r\n\r\n",
+        "5;\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"b\r\nhello\r\n0\r\n\r\n",
+        "5;a=\r\nhello\r\n0\r\n\r\n",
     ] {
         let stream =
             format!("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n{body}");
@@ -205,6 +210,29 @@ fn chunk_framing_tricks_are_refused() {
         assert_eq!(status, 400, "{body:?}");
         assert!(matches!(e, H1Error::InvalidChunk(_)), "{body:?}: {e}");
     }
+}
+
+#[test]
+fn chunk_framing_reaches_the_server_as_tern_writes_it() {
+    // Leading zeros, extensions a server could read as something else, and trailers that would
+    // frame or route the message if a server merged them into the head.
+    let stream = format!(
+        "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n\
+         0000000005;a=\"1;0\";b\r\nhello\r\n0;x=y\r\nContent-Length: 35\r\nHost: admin\r\n\
+         Transfer-Encoding: identity\r\nx-sum: 1\r\n\r\n{SMUGGLED}"
+    );
+    let Outcome::Forwarded {
+        to_server, rest, ..
+    } = proxy(&stream)
+    else {
+        panic!()
+    };
+    assert!(
+        to_server
+            .ends_with("transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nx-sum: 1\r\n\r\n"),
+        "{to_server:?}"
+    );
+    assert_eq!(rest, SMUGGLED);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! A message cut into pieces anywhere gives the same result as in one piece: every proper
 //! prefix of a head is `Partial`, the whole head is `Complete` at the same length, and a body
 //! fed piece by piece (as a proxy's read buffer fills) ends at the same byte with the same data,
-//! in passthrough and in decode mode. Bytes after the message are never consumed.
+//! in advance, decode and forward mode (where a chunked body is re-framed: the chunk boundaries
+//! follow the pieces, the data does not change). Bytes after the message are never consumed.
 
 #![allow(clippy::unwrap_used)]
 
@@ -14,24 +15,35 @@ use tern_h1::{
     parse_request, parse_response, BodyReader, Limits, Method, RequestHead, ResponseHead, Status,
 };
 
+/// How [`feed`] reads a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Advance,
+    Decode,
+    Forward,
+}
+
 /// Feeds `body` (the bytes after the head) to `reader` as the pieces arrive; returns the bytes
-/// the reader consumed when it said done, and the decoded data (decode mode) if asked for.
-fn feed(mut reader: BodyReader, body: &[u8], cut_at: &[usize], decode: bool) -> (usize, Vec<u8>) {
+/// the reader consumed when it said done, and the data (decode mode) or what tern writes
+/// (forward mode).
+fn feed(mut reader: BodyReader, body: &[u8], cut_at: &[usize], mode: Mode) -> (usize, Vec<u8>) {
     let mut at = 0;
     let mut data = Vec::new();
     let ends = cut_at.iter().copied().chain([body.len()]);
-    for end in ends {
+    'pieces: for end in ends {
         loop {
             if reader.is_done() {
-                return (at, data);
+                break 'pieces;
             }
             let input = &body[at..end];
-            let used = if decode {
-                let d = reader.decode(input).unwrap();
-                data.extend_from_slice(&input[d.data]);
-                d.used
-            } else {
-                reader.advance(input).unwrap().used
+            let used = match mode {
+                Mode::Decode => {
+                    let d = reader.decode(input).unwrap();
+                    data.extend_from_slice(&input[d.data]);
+                    d.used
+                }
+                Mode::Advance => reader.advance(input).unwrap().used,
+                Mode::Forward => reader.forward_into(input, &mut data).unwrap().used,
             };
             at += used;
             if used == 0 {
@@ -46,13 +58,27 @@ fn feed(mut reader: BodyReader, body: &[u8], cut_at: &[usize], decode: bool) -> 
 fn check_body(msg: &GenMessage, reader: impl Fn() -> BodyReader, raw_cuts: &[usize]) {
     let body = &msg.bytes[msg.head_len..];
     let cut_at = cuts(body.len(), raw_cuts);
-    let (whole, _) = feed(reader(), body, &[], false);
-    assert_eq!(whole, msg.body_len, "one piece, passthrough");
-    let (used, _) = feed(reader(), body, &cut_at, false);
-    assert_eq!(used, msg.body_len, "pieces {cut_at:?}, passthrough");
-    let (used, data) = feed(reader(), body, &cut_at, true);
+    let (whole, _) = feed(reader(), body, &[], Mode::Advance);
+    assert_eq!(whole, msg.body_len, "one piece, advance");
+    let (used, _) = feed(reader(), body, &cut_at, Mode::Advance);
+    assert_eq!(used, msg.body_len, "pieces {cut_at:?}, advance");
+    let (used, data) = feed(reader(), body, &cut_at, Mode::Decode);
     assert_eq!(used, msg.body_len, "pieces {cut_at:?}, decode");
     assert_eq!(data, msg.payload, "decoded data");
+    let (used, mut data) = feed(reader(), body, &cut_at, Mode::Forward);
+    assert_eq!(used, msg.body_len, "pieces {cut_at:?}, forward");
+    if msg.chunked {
+        let written = std::mem::take(&mut data);
+        let limits = Limits::default();
+        let decoded = feed(BodyReader::chunked(&limits), &written, &[], Mode::Decode);
+        assert_eq!(
+            decoded.0,
+            written.len(),
+            "tern writes one whole chunked body"
+        );
+        data = decoded.1;
+    }
+    assert_eq!(data, msg.payload, "forwarded data");
 }
 
 proptest! {

@@ -14,7 +14,8 @@
 //! - **Passive checks.** With `observe`, each exchange tells the server's shared state whether
 //!   it failed (connection errors; at layer 7 also invalid responses and 5xx), and the health
 //!   checker acts when `error_limit` consecutive errors are reached.
-//! - **Sending.** The rewritten head and the body bytes that came with it leave in one write.
+//! - **Sending.** The rewritten head and the body bytes that came with it (a chunked body
+//!   re-framed, see [`tern_h1::BodyReader::forward`]) leave in one write.
 //!   `Expect: 100-continue` is answered with `100 Continue` once the head is out (the header
 //!   itself is not forwarded), then [`Relay`] carries the rest.
 //! - **Sending again.** A pooled connection can turn out closed by the server only once the
@@ -167,7 +168,7 @@ pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) ->
             persist::remember(state, s.peer, server);
         }
         persist::response_fields(be, server, &persisted, s.head.method(), &mut s.extra);
-        let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
+        let outcome = exchange(s, &mut conn, sent, hlen, resendable).await;
         if let (Some(picked), Some(at)) = (&attempt.inflight, outcome.responded_at) {
             picked.responded(at);
         }
@@ -499,13 +500,12 @@ async fn obtain(
 }
 
 /// Sends the request on `conn` and relays the exchange. `sent` bytes of the client buffer are
-/// the head (`hlen`) and the body bytes that go with it.
+/// the head (`hlen`) and the body bytes that go with it (`forward` checked them).
 async fn exchange<S: ClientStream>(
     s: &mut Session<S>,
     conn: &mut ServerConn,
     sent: usize,
     hlen: usize,
-    reader: tern_h1::BodyReader,
     resendable: bool,
 ) -> Outcome {
     let fe = &s.w.shared.snapshot.config.frontends[s.frontend];
@@ -516,7 +516,6 @@ async fn exchange<S: ClientStream>(
     let close_client = fe.connection_mode == ConnectionMode::Close;
     let stopping = || close_client || w.is_stopping();
     let info = s.head.info();
-    let expect = s.head.expect_continue() && !reader.is_done();
     s.out.clear();
     let be_cfg = &s.w.shared.snapshot.config.backends[s.backend];
     let edits = Edits {
@@ -525,7 +524,12 @@ async fn exchange<S: ClientStream>(
         headers: Some(&s.req_edits),
     };
     write_request_edited(&s.head, s.buf.data(), &s.fwd, &edits, &mut s.out);
-    s.out.extend_from_slice(&s.buf.data()[hlen..sent]);
+    let mut reader = s.head.body_reader(&s.limits);
+    if let Err(e) = reader.forward_into(&s.buf.data()[hlen..sent], &mut s.out) {
+        // `forward` read the same bytes with the same reader without error.
+        return Outcome::refused(e);
+    }
+    let expect = s.head.expect_continue() && !reader.is_done();
     let up = Upload::new(s.out.len(), reader, expect);
     // Kept in the buffer while the request may have to be sent again; otherwise dropped now,
     // and the buffer serves the upload.

@@ -2,13 +2,18 @@
 //!
 //! Once the request head has left for the server, a [`Relay`] drives four directions from the
 //! session task, in one `poll`:
-//! - **upload**: client → request body bytes → server, passed through unchanged (the
-//!   [`BodyReader`] only finds where the body ends); bytes after its end stay in the client
-//!   buffer as the next (pipelined) request;
+//! - **upload**: client → request body → server: a body framed by length passes unchanged, a
+//!   chunked one is re-framed by the [`BodyReader`] (the data under size lines tern writes, the
+//!   trailer fields that may be trailers, see `tern_h1::BodyReader::forward`); bytes after its
+//!   end stay in the client buffer as the next (pipelined) request;
 //! - **download**: the response head is read, rewritten into the output buffer and written with
 //!   the first body bytes in one write; the body follows, carried by the [`tern_h1::ResponsePlan`]
-//!   (passed through, de-chunked for an HTTP/1.0 client, or chunked when the server's body runs
-//!   until it closes). Each piece is written, then flushed, so a TLS client gets full records.
+//!   (passed on as the upload is, de-chunked for an HTTP/1.0 client, or chunked when the
+//!   server's body runs until it closes). Each piece is written, then flushed, so a TLS client
+//!   gets full records.
+//!
+//! Either way a piece is one vectored write (`flight.rs`): tern's framing and the data ranges of
+//! the read buffer, no data copied, one write per read as when bytes were passed through.
 //!
 //! Both run at once, so a server that answers before it has read the whole upload (an error, an
 //! echo) is relayed at once, and the upload goes on after its response. The relay ends when both
@@ -26,7 +31,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tern_config::HttpRule;
-use tern_h1::local::CONTINUE;
 use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, ResponseHead};
 use tokio::io::AsyncWrite;
 
@@ -36,6 +40,7 @@ use crate::facts::{ConnFacts, ResponseFacts};
 use crate::rules;
 use crate::timer::{Idle, Timer};
 use crate::upstream::ServerConn;
+use flight::Flight;
 
 /// Why an exchange stopped before both messages were complete.
 #[derive(Debug, thiserror::Error)]
@@ -98,8 +103,26 @@ pub(crate) struct Outcome {
     pub end: End,
     /// Bytes written to the client (`100 Continue`, head, body and framing).
     pub sent: u64,
-    /// Request body bytes taken from the client after those that came with the head.
+    /// Request body bytes taken from the client after those that came with the head (as
+    /// received, chunk framing included).
     pub uploaded: u64,
+}
+
+impl Outcome {
+    /// A request body refused before anything was sent.
+    pub(crate) fn refused(e: H1Error) -> Self {
+        Outcome {
+            status: None,
+            responded_at: None,
+            end: End::Failed {
+                fault: Fault::BadRequestBody(e),
+                stage: Stage::Head,
+                received: false,
+            },
+            sent: 0,
+            uploaded: 0,
+        }
+    }
 }
 
 /// What one direction waits for after a poll.
@@ -120,9 +143,9 @@ pub(crate) struct Upload {
     /// Send `100 Continue` to the client once the head is out.
     expect: bool,
     reader: BodyReader,
-    /// Bytes at the front of the client buffer that belong to the body and are not yet written.
-    pending: usize,
-    /// Body bytes written to the server (after those that came with the head).
+    /// The body bytes at the front of the client buffer being written.
+    flight: Flight,
+    /// Body bytes taken from the client and written on (after those that came with the head).
     sent: u64,
     wait: Wait,
 }
@@ -136,14 +159,14 @@ impl Upload {
             head_len,
             expect,
             reader,
-            pending: 0,
+            flight: Flight::default(),
             sent: 0,
             wait: Wait::Nothing,
         }
     }
 
     fn is_done(&self) -> bool {
-        self.head_len == 0 && self.pending == 0 && self.reader.is_done()
+        self.head_len == 0 && self.flight.is_empty() && self.reader.is_done()
     }
 }
 
@@ -162,16 +185,9 @@ struct Download {
     wait: Wait,
     /// Bytes written to the client.
     sent: u64,
-    /// Output in flight: `out[out_pos..]`, then `data` bytes of the server buffer from
-    /// `data_off` (`data_pos` of them written), then `tail[tail_pos..]`; once written,
-    /// `consume` bytes of the server buffer are dropped.
-    out_pos: usize,
-    data_off: usize,
-    data: usize,
-    data_pos: usize,
-    tail: &'static [u8],
-    tail_pos: usize,
-    consume: usize,
+    /// Output in flight: the output buffer (the head), then the body piece of the server
+    /// buffer and its framing, then a tail.
+    flight: Flight,
     unflushed: bool,
 }
 
@@ -292,13 +308,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 reuse_server: false,
                 wait: Wait::Nothing,
                 sent: 0,
-                out_pos: 0,
-                data_off: 0,
-                data: 0,
-                data_pos: 0,
-                tail: &[],
-                tail_pos: 0,
-                consume: 0,
+                flight: Flight::default(),
                 unflushed: false,
             },
             request_bytes,
@@ -380,98 +390,6 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             uploaded: self.up.sent,
         }
     }
-
-    /// Writes the request head, then forwards body bytes until the body ends or an operation
-    /// is pending.
-    fn pump_upload(&mut self, cx: &mut Context<'_>) -> Result<(), Fault> {
-        if self.up.head_len > 0 && !self.send_head(cx)? {
-            return Ok(());
-        }
-        loop {
-            if self.up.pending > 0 {
-                let bytes = &self.c.buf.data()[..self.up.pending];
-                match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
-                    Poll::Ready(Ok(0)) => {
-                        return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into()))
-                    }
-                    Poll::Ready(Ok(n)) => {
-                        self.c.buf.consume(n);
-                        self.up.pending -= n;
-                        self.up.sent += n as u64;
-                        self.server_progress = true;
-                        self.server_unflushed = true;
-                    }
-                    Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
-                    Poll::Pending => {
-                        self.up.wait = Wait::Server;
-                        return Ok(());
-                    }
-                }
-                continue;
-            }
-            if !self.flush_server(cx)? {
-                self.up.wait = Wait::Server;
-                return Ok(());
-            }
-            if self.up.reader.is_done() {
-                return Ok(());
-            }
-            // Everything received was forwarded and consumed, so the buffer is empty: read.
-            match self.c.buf.poll_read_from(self.c.io, cx) {
-                Poll::Ready(Ok(0)) => {
-                    self.up.reader.finish().map_err(|_| Fault::ClientClosed)?;
-                }
-                Poll::Ready(Ok(_)) => {
-                    self.client_progress = true;
-                    let p = self
-                        .up
-                        .reader
-                        .advance(self.c.buf.data())
-                        .map_err(Fault::BadRequestBody)?;
-                    self.up.pending = p.used;
-                }
-                Poll::Ready(Err(e)) => return Err(Fault::ClientIo(e)),
-                Poll::Pending => {
-                    self.up.wait = Wait::Client;
-                    return Ok(());
-                }
-            }
-        }
-    }
-
-    /// Writes the request head from the output buffer; true once it is out. The output buffer
-    /// is then free for the client's side.
-    fn send_head(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
-        let up = &mut self.up;
-        while up.head_pos < up.head_len {
-            let bytes = &self.c.out[up.head_pos..up.head_len];
-            match Pin::new(&mut self.s.conn.stream).poll_write(cx, bytes) {
-                Poll::Ready(Ok(0)) => return Err(Fault::ServerIo(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(n)) => {
-                    up.head_pos += n;
-                    self.server_progress = true;
-                    self.server_unflushed = true;
-                }
-                Poll::Ready(Err(e)) => return Err(Fault::ServerIo(e)),
-                Poll::Pending => {
-                    up.wait = Wait::Server;
-                    return Ok(false);
-                }
-            }
-        }
-        if !self.flush_server(cx)? {
-            self.up.wait = Wait::Server;
-            return Ok(false);
-        }
-        let up = &mut self.up;
-        (up.head_pos, up.head_len) = (0, 0);
-        self.c.out.clear();
-        if up.expect {
-            self.down.tail = CONTINUE;
-            self.down.tail_pos = 0;
-        }
-        Ok(true)
-    }
 }
 
 impl<S> Relay<'_, S> {
@@ -492,3 +410,5 @@ impl<S> Relay<'_, S> {
 }
 
 mod download;
+mod flight;
+mod upload;

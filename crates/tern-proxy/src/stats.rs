@@ -84,7 +84,7 @@ counters! {
         client_aborts,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
-        /// Request bytes (head and body) passed to servers.
+        /// Request bytes (head and body, as received) passed to servers.
         bytes_in,
         /// Response bytes (head, body and framing) written to clients from servers.
         bytes_out,
@@ -116,7 +116,7 @@ counters! {
         server_timeouts,
         /// Responses cut short by the server (the client connection was closed).
         aborted_responses,
-        /// Request bytes (head and body) passed to its servers.
+        /// Request bytes (head and body, as received) passed to its servers.
         bytes_in,
         /// Response bytes written to clients from its servers.
         bytes_out,
@@ -144,7 +144,7 @@ counters! {
         went_up,
         /// Times the passive check's error limit was reached on live traffic.
         passive_trips,
-        /// Request bytes (head and body) passed to the server.
+        /// Request bytes (head and body, as received) passed to the server.
         bytes_in,
         /// Response bytes written to clients from the server.
         bytes_out,

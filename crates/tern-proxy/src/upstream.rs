@@ -246,6 +246,24 @@ impl AsyncWrite for ServerStream {
         }
     }
 
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            ServerStream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            ServerStream::Tls(tls) => Pin::new(&mut **tls).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            ServerStream::Plain(tcp) => tcp.is_write_vectored(),
+            ServerStream::Tls(tls) => tls.is_write_vectored(),
+        }
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ServerStream::Plain(_) => Poll::Ready(Ok(())),

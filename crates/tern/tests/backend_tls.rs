@@ -57,6 +57,46 @@ async fn proxies_to_a_tls_backend_with_keep_alive_pooling_and_large_bodies() {
 }
 
 #[tokio::test]
+async fn a_chunked_upload_reaches_a_tls_backend_whole() {
+    // tern re-frames the chunks and writes each piece vectored through TLS.
+    let dir = temp_dir("btls-chunked");
+    let term = tls_term(&dir, "s1");
+    let ca = dir.join("backend.crt");
+    let tls = format!("{{ ca = \"{}\", sni = \"localhost\" }}", ca.display());
+    let toml = Config::new().raw_server(&server_line(&term, &tls)).toml();
+    let tern = Tern::run_in(dir, &toml);
+    let mut conn = connect_streaming(tern.addr()).await;
+    let (tx, body) = chan_body(64);
+    let req = hyper::Request::post("/?e=1")
+        .header("host", "localhost")
+        .body(body)
+        .unwrap();
+    let mut expected = Vec::new();
+    for i in 0..50u8 {
+        let chunk = bytes::Bytes::from(vec![b'a' + i % 26; 1 + usize::from(i) * 97]);
+        expected.extend_from_slice(&chunk);
+        tx.send(chunk).await.unwrap();
+    }
+    drop(tx);
+    conn.ready().await.unwrap();
+    let wait = Duration::from_secs(10);
+    let resp = tokio::time::timeout(wait, conn.send_request(req))
+        .await
+        .expect("response in time")
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let echoed = tokio::time::timeout(wait, http_body_util::BodyExt::collect(resp.into_body()))
+        .await
+        .expect("echo in time")
+        .unwrap()
+        .to_bytes();
+    assert_eq!(echoed.len(), expected.len());
+    assert!(echoed == expected, "echoed body differs from the upload");
+    drop(conn);
+    tern.stop_clean();
+}
+
+#[tokio::test]
 async fn a_wrong_ca_fails_the_connect_with_503_and_the_reason_logged() {
     let dir = temp_dir("btls-wrong-ca");
     let term = tls_term(&dir, "s1");

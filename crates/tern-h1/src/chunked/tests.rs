@@ -56,6 +56,85 @@ fn extensions_are_skipped_within_their_limit() {
 }
 
 #[test]
+fn extensions_follow_their_grammar() {
+    for good in [
+        "5;a\r\nhello\r\n0\r\n\r\n",
+        "5;a;b;c\r\nhello\r\n0\r\n\r\n",
+        "5;a=b;c=d\r\nhello\r\n0\r\n\r\n",
+        "5 \t; a = b ;c\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"\"\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"x y;z=\\\"w\\\\\"\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"q\" ;b\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"\u{e9}\"\r\nhello\r\n0\r\n\r\n",
+        "5;!#$%&'*+-.^_`|~=x\r\nhello\r\n0\r\n\r\n",
+    ] {
+        assert_eq!(ok(good), "hello", "{good:?}");
+    }
+    for bad_ext in [
+        // Empty: no name after `;`, no value after `=`.
+        "5;\r\nhello\r\n0\r\n\r\n",
+        "5;;a\r\nhello\r\n0\r\n\r\n",
+        "5;=b\r\nhello\r\n0\r\n\r\n",
+        "5;a=\r\nhello\r\n0\r\n\r\n",
+        "5;a=;b\r\nhello\r\n0\r\n\r\n",
+        // Unterminated or malformed quoted strings.
+        "5;a=\"b\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"b\\\"\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"b\"c\r\nhello\r\n0\r\n\r\n",
+        "5;a=b\"c\"\r\nhello\r\n0\r\n\r\n",
+        // Not a token.
+        "5;a b\r\nhello\r\n0\r\n\r\n",
+        "5;a=b c\r\nhello\r\n0\r\n\r\n",
+        "5;a(b)\r\nhello\r\n0\r\n\r\n",
+        "5;a=b=c\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"\x7f\"\r\nhello\r\n0\r\n\r\n",
+        "5;a=\"\x01\"\r\nhello\r\n0\r\n\r\n",
+    ] {
+        assert!(
+            matches!(bad(bad_ext), H1Error::InvalidChunk(_)),
+            "{bad_ext:?}"
+        );
+    }
+}
+
+#[test]
+fn whitespace_before_the_crlf_of_a_size_line_is_refused() {
+    // BWS belongs before `;` or `=` only: a size or an extension followed by whitespace and
+    // the CRLF is outside the grammar (llhttp refuses it too).
+    for input in [
+        "5 \r\nhello\r\n0\r\n\r\n",
+        "5\t\r\nhello\r\n0\r\n\r\n",
+        "5;a \r\nhello\r\n0\r\n\r\n",
+        "5;a=b \r\nhello\r\n0\r\n\r\n",
+        "5;a=\"b\" \r\nhello\r\n0\r\n\r\n",
+        "5;a= \r\nhello\r\n0\r\n\r\n",
+        "5\r\nhello\r\n0 \r\n\r\n",
+    ] {
+        assert!(matches!(bad(input), H1Error::InvalidChunk(_)), "{input:?}");
+    }
+}
+
+#[test]
+fn bytes_of_a_size_line_beyond_the_size_are_bounded() {
+    // Leading zeros and whitespace are read and dropped: they count like extensions.
+    let limits = Limits {
+        max_chunk_ext: 4,
+        ..Limits::default()
+    };
+    assert!(decode(b"000005\r\nhello\r\n0\r\n\r\n", &limits).is_ok());
+    assert_eq!(
+        decode(b"0000005\r\nhello\r\n0\r\n\r\n", &limits),
+        Err(H1Error::ChunkExtTooLong)
+    );
+    assert_eq!(
+        decode(b"5     ;a\r\nhello\r\n0\r\n\r\n", &limits),
+        Err(H1Error::ChunkExtTooLong)
+    );
+    // Zeros after a significant digit are the size.
+    assert!(Chunked::new(&limits).step(b"100000\r\n").is_ok());
+}
+
+#[test]
 fn trailers_are_checked_and_bounded() {
     // RFC 9112 §7.1.2: trailer-section = *( field-line CRLF ).
     assert_eq!(
@@ -117,6 +196,7 @@ fn framing_must_use_crlf_and_hex() {
         "0x5\r\nhello\r\n0\r\n\r\n",
         " 5\r\nhello\r\n0\r\n\r\n",
         "5 5\r\nhello\r\n0\r\n\r\n",
+        "5\r\r\nhello\r\n0\r\n\r\n",
         "g\r\n",
         "5\r\nhello!\r\n0\r\n\r\n",
         "5\r\nhell\r\n0\r\n\r\n",
@@ -131,4 +211,54 @@ fn bytes_after_the_body_are_not_consumed() {
     let (data, used) = decode(input, &Limits::default()).unwrap();
     assert_eq!(data, b"abc");
     assert_eq!(&input[used..], b"GET / HTTP/1.1\r\n");
+}
+
+/// The end of the body as tern writes it, after decoding all of `input`.
+fn last_chunk(input: &str) -> (String, usize) {
+    let mut c = Chunked::new(&Limits::default());
+    let mut at = 0;
+    while !c.is_done() {
+        let (used, _) = c.step(&input.as_bytes()[at..]).unwrap();
+        assert!(used > 0, "incomplete: {input:?}");
+        at += used;
+    }
+    let t = c.trailers();
+    (
+        String::from_utf8(t.last_chunk().to_vec()).unwrap(),
+        t.dropped(),
+    )
+}
+
+#[test]
+fn trailers_come_out_canonical_and_filtered() {
+    assert_eq!(last_chunk("0\r\n\r\n"), ("0\r\n\r\n".into(), 0));
+    assert_eq!(
+        last_chunk("000;x=1\r\nX-Sum:\t 1 \t\r\nx-empty:   \r\nx-b:two  words\r\n\r\n"),
+        (
+            "0\r\nX-Sum: 1\r\nx-empty:\r\nx-b: two  words\r\n\r\n".into(),
+            0
+        )
+    );
+    assert_eq!(
+        last_chunk(
+            "1\r\na\r\n0\r\nContent-Length: 5\r\nx-keep: 1\r\nHOST:evil\r\n\
+             transfer-encoding: chunked\r\n\r\n"
+        ),
+        ("0\r\nx-keep: 1\r\n\r\n".into(), 3)
+    );
+    // Every field dropped: the plain last chunk.
+    assert_eq!(
+        last_chunk("0\r\nConnection: close\r\nSet-Cookie: a=b\r\n\r\n"),
+        ("0\r\n\r\n".into(), 2)
+    );
+}
+
+#[test]
+fn the_end_is_the_plain_last_chunk_until_the_body_is_complete() {
+    let mut c = Chunked::new(&Limits::default());
+    c.step(b"0\r\nx-a: 1\r\n").unwrap();
+    assert!(!c.is_done());
+    assert_eq!(c.trailers().last_chunk(), b"0\r\n\r\n");
+    c.step(b"\r\n").unwrap();
+    assert_eq!(c.trailers().last_chunk(), b"0\r\nx-a: 1\r\n\r\n");
 }

@@ -1,20 +1,22 @@
 //! The download half of a [`Relay`]: the response head, then the body, to the client.
 //!
 //! The response is read into the server connection's buffer and written from there: what goes
-//! out is described as a piece of the output buffer (the rewritten head, or chunk framing tern
-//! adds), a range of the server buffer (body bytes, passed through as received) and a static
-//! tail (chunk end, last chunk, `100 Continue`), written with one vectored write and then
-//! flushed. Server buffer bytes are dropped only once written.
+//! out is a `Flight` (`flight.rs`): the output buffer (the rewritten head), the body piece of the server
+//! buffer with the framing the plan asks for (re-framed chunks, the data alone, or chunks of
+//! tern's around a body delimited by close) and a static tail (last chunk, `100 Continue`),
+//! written with one vectored write and then flushed. Server buffer bytes are dropped only once
+//! written.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tern_h1::{
-    parse_response, write_response_edited, ChunkHeader, ClientBody, Edits, H1Error, Status,
-    CHUNK_END, LAST_CHUNK,
+    parse_response, write_response_edited, ClientBody, Edits, H1Error, Status, LAST_CHUNK,
 };
+use tracing::debug;
 
+use super::flight::{Framing, MAX_SLICES};
 use super::{Fault, Relay, Stage, Wait};
 use crate::client::ClientStream;
 use crate::upstream::RESPONSE_LIMITS;
@@ -140,8 +142,15 @@ impl<S: ClientStream> Relay<'_, S> {
         d.reuse_server = conn.head.keep_alive();
         d.reader = conn.head.body_reader(&RESPONSE_LIMITS);
         d.body_done = d.reader.is_done();
-        d.out_pos = 0;
-        self.attach()
+        if let Err(fault) = self.attach() {
+            // The body bytes that came with the head are refused before anything reached the
+            // client: it gets a 502 rather than a connection closed without a word.
+            self.down.stage = Stage::Head;
+            self.down.status = None;
+            self.c.out.clear();
+            return Err(fault);
+        }
+        Ok(())
     }
 
     /// Turns body bytes at the front of the server buffer into output for the client.
@@ -150,36 +159,28 @@ impl<S: ClientStream> Relay<'_, S> {
         if d.body_done || self.s.conn.buf.is_empty() {
             return Ok(());
         }
-        let out = &mut *self.c.out;
-        if d.out_pos == out.len() {
-            out.clear();
-            d.out_pos = 0;
-        }
-        let input = self.s.conn.buf.data();
-        let bad = Fault::BadResponse;
-        let (off, len, consume) = match d.plan {
+        let framing = match d.plan {
             ClientBody::Length(_) | ClientBody::Chunked | ClientBody::UntilClose => {
-                let p = d.reader.advance(input).map_err(bad)?;
-                d.body_done = p.done;
-                (0, p.used, p.used)
+                Framing::Forward
             }
-            ClientBody::Dechunk => {
-                let p = d.reader.decode(input).map_err(bad)?;
-                d.body_done = p.done;
-                (p.data.start, p.data.len(), p.used)
-            }
-            ClientBody::Rechunk => {
-                out.extend_from_slice(ChunkHeader::new(input.len()).as_bytes());
-                d.tail = CHUNK_END;
-                d.tail_pos = 0;
-                (0, input.len(), input.len())
-            }
+            ClientBody::Dechunk => Framing::DataOnly,
+            ClientBody::Rechunk => Framing::Chunk,
             ClientBody::None | ClientBody::Tunnel => {
                 d.body_done = true;
-                (0, 0, 0)
+                return Ok(());
             }
         };
-        (d.data_off, d.data, d.data_pos, d.consume) = (off, len, 0, consume);
+        d.reader
+            .forward(self.s.conn.buf.data(), &mut d.flight.piece)
+            .map_err(Fault::BadResponse)?;
+        d.flight.frame(framing);
+        d.body_done = d.reader.is_done();
+        if d.flight.piece.ends_chunked() && d.reader.dropped_trailers() > 0 {
+            debug!(
+                fields = d.reader.dropped_trailers(),
+                "response trailer fields dropped"
+            );
+        }
         Ok(())
     }
 
@@ -193,9 +194,7 @@ impl<S: ClientStream> Relay<'_, S> {
                 self.down.body_done = true;
                 self.down.reuse_server = false;
                 if self.down.plan == ClientBody::Rechunk {
-                    self.c.out.clear();
-                    self.c.out.extend_from_slice(LAST_CHUNK);
-                    self.down.out_pos = 0;
+                    self.down.flight.tail = LAST_CHUNK;
                 }
                 Ok(true)
             }
@@ -215,22 +214,21 @@ impl<S: ClientStream> Relay<'_, S> {
     fn write_out(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
         let d = &mut self.down;
         loop {
-            let out = &self.c.out[d.out_pos..];
-            let data = &self.s.conn.buf.data()[d.data_off..][d.data_pos..d.data];
-            let tail = &d.tail[d.tail_pos..];
-            if out.is_empty() && data.is_empty() && tail.is_empty() {
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let n = d.flight.slices(
+                self.c.out,
+                self.s.conn.buf.data(),
+                d.reader.last_chunk(),
+                &mut slices,
+            );
+            if n == 0 {
                 break;
             }
-            let slices = [IoSlice::new(out), IoSlice::new(data), IoSlice::new(tail)];
-            match Pin::new(&mut *self.c.io).poll_write_vectored(cx, &slices) {
+            match Pin::new(&mut *self.c.io).poll_write_vectored(cx, &slices[..n]) {
                 Poll::Ready(Ok(0)) => return Err(Fault::ClientIo(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(n)) => {
-                    let n_out = n.min(out.len());
-                    let n_data = (n - n_out).min(data.len());
-                    d.out_pos += n_out;
-                    d.data_pos += n_data;
-                    d.tail_pos += n - n_out - n_data;
-                    d.sent += n as u64;
+                Poll::Ready(Ok(written)) => {
+                    d.flight.wrote(written);
+                    d.sent += written as u64;
                     d.unflushed = true;
                     self.client_progress = true;
                 }
@@ -241,10 +239,9 @@ impl<S: ClientStream> Relay<'_, S> {
                 }
             }
         }
-        if d.consume > 0 {
-            self.s.conn.buf.consume(d.consume);
-            (d.data_off, d.data, d.data_pos, d.consume) = (0, 0, 0, 0);
-        }
+        let used = d.flight.finish();
+        self.s.conn.buf.consume(used);
+        self.c.out.clear();
         if d.unflushed && d.body_done && !d.keep_client {
             // The end of the last response: close_notify leaves with it.
             self.c.io.queue_close();
