@@ -15,11 +15,11 @@ use rustls::ServerConfig;
 use tokio::net::{TcpListener, TcpStream};
 use tracing::warn;
 
-use crate::admission::Admission;
-use crate::handshake::Handshakes;
 use crate::lifecycle::Lifecycle;
 use crate::stats::bump;
-use crate::tls_reload::TlsSlot;
+use crate::tls::admission::Admission;
+use crate::tls::handshake::Handshakes;
+use crate::tls::reload::TlsSlot;
 use crate::worker::Permits;
 
 /// A connection just accepted, with its slots.

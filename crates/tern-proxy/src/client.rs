@@ -20,7 +20,7 @@ use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use crate::tls_io::TlsStream;
+use crate::tls::stream::TlsStream;
 
 /// A client connection the proxy loop can serve.
 pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {

@@ -29,7 +29,7 @@ use tern_config::{Config, TlsSettings};
 
 use crate::servers::BackendState;
 use crate::stats::AdminState;
-use crate::tls_reload::FrontendTls;
+use crate::tls::reload::FrontendTls;
 
 /// The listening sockets of one bind.
 #[derive(Debug)]

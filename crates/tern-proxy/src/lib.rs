@@ -15,22 +15,17 @@
 
 mod accept;
 mod access_log;
-mod admission;
 mod balance;
 mod buffer;
-mod cert_probe;
 mod client;
-mod client_hello;
 mod conn;
 mod dispatch;
 mod exchange;
 mod facts;
 mod handover;
-mod handshake;
 mod health;
 mod lifecycle;
 mod listener;
-mod offload;
 mod operate;
 mod persist;
 mod pool;
@@ -42,10 +37,7 @@ mod servers;
 mod session;
 pub mod stats;
 mod timer;
-pub mod tls_info;
-mod tls_io;
-mod tls_reload;
-mod tls_stats;
+pub mod tls;
 mod upstream;
 mod worker;
 
@@ -61,9 +53,9 @@ pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
 pub use handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
 pub use operate::OperateError;
 pub use stats::{AdminState, Stats, StatsSnapshot};
-pub use tls_info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
-pub use tls_reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};
-use tls_reload::{Reloader, TlsSlot};
+pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
+pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};
+use tls::reload::{Reloader, TlsSlot};
 use worker::{Mode, Shared, WorkerListener, WorkerSpec};
 
 /// A configuration ready to run: the validated config plus the TLS configuration built for each

@@ -6,10 +6,11 @@ use std::rc::Rc;
 
 use crate::accept::{Accepted, Acceptor};
 use crate::access_log::Tracker;
-use crate::offload::Handshaken;
+use crate::conn;
 use crate::profiling::{Kind, Profiled};
+use crate::tls::handshake;
+use crate::tls::offload::Handshaken;
 use crate::worker::Worker;
-use crate::{conn, handshake};
 
 /// Serves one accepted connection to its end.
 pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use tern_config::Config;
 
 use crate::servers::{BackendState, ServerState};
-use crate::tls_reload::ReloadCounters;
-pub use crate::tls_reload::ReloadSnapshot;
-pub use crate::tls_stats::{KindSnapshot, TlsCounters, TlsSnapshot};
+use crate::tls::reload::ReloadCounters;
+pub use crate::tls::reload::ReloadSnapshot;
+pub use crate::tls::stats::{KindSnapshot, TlsCounters, TlsSnapshot};
 
 /// Defines a struct of atomic counters and its plain snapshot twin.
 macro_rules! counters {

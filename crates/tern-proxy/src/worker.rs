@@ -21,19 +21,19 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
 use crate::accept::{self, Accepted, Acceptor};
-use crate::admission::Admission;
 use crate::balance::Balancers;
-use crate::handshake::Handshakes;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
-use crate::offload;
 use crate::pool::Pools;
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
 use crate::servers::BackendState;
 use crate::session;
 use crate::stats::WorkerStats;
-use crate::tls_reload::TlsSlot;
+use crate::tls::admission::Admission;
+use crate::tls::handshake::Handshakes;
+use crate::tls::offload;
+use crate::tls::reload::TlsSlot;
 use crate::Snapshot;
 
 /// Read-only state shared by all workers.

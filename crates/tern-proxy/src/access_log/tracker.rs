@@ -19,9 +19,9 @@ use tern_h1::{RequestHead, Version};
 use tokio::time::Instant;
 
 use super::record::{Record, Request, Text, Timers, TlsFields};
-use crate::handshake::HandshakeEnd;
 use crate::relay::{End, Fault, Outcome, Stage};
-use crate::tls_stats::{AdmissionEvent, Failure};
+use crate::tls::handshake::HandshakeEnd;
+use crate::tls::stats::{AdmissionEvent, Failure};
 use crate::worker::{Shared, Worker};
 
 /// The access log's view of one client connection.

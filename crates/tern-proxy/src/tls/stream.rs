@@ -32,7 +32,7 @@ use rustls::{ProtocolVersion, ServerConfig, ServerConnection, SignatureAlgorithm
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use crate::cert_probe;
+use crate::tls::cert_probe;
 
 /// Encrypted output above this size is written out during `poll_write` rather than waiting for
 /// the flush, so a large body does not pile up in memory.

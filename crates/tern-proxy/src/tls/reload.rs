@@ -41,8 +41,8 @@ use tern_config::Config;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::cert_probe;
-use crate::tls_info::{self, BindTlsInfo, Summaries};
+use crate::tls::cert_probe;
+use crate::tls::info::{self, BindTlsInfo, Summaries};
 
 /// The TLS configuration of every bind, `[frontend][bind]`; `None` for plain binds.
 pub type FrontendTls = Vec<Vec<Option<Arc<ServerConfig>>>>;
@@ -210,7 +210,7 @@ impl Reloader {
             slots.push(worker_slots);
         }
         // Built elsewhere (a generation's snapshot): found from the configurations themselves.
-        let summaries = tls_info::summaries_of(&tls);
+        let summaries = info::summaries_of(&tls);
         let reloader = Self {
             config,
             current: Mutex::new(Installed { tls, summaries }),
@@ -228,7 +228,7 @@ impl Reloader {
     /// `show tls`: every TLS bind as its set was built, aged to now.
     pub(crate) fn tls_info(&self) -> Vec<BindTlsInfo> {
         let summaries = self.installed().summaries.clone();
-        tls_info::collect(&self.config, &summaries, tern_tls::unix_now())
+        info::collect(&self.config, &summaries, tern_tls::unix_now())
     }
 
     fn installed(&self) -> std::sync::MutexGuard<'_, Installed> {

@@ -38,13 +38,13 @@ use tokio::sync::{mpsc, watch};
 
 use crate::accept::{self, Accepted, Acceptor};
 use crate::access_log::Tracker;
-use crate::admission::Admission;
-use crate::handshake::{self, Handshakes};
 use crate::lifecycle::{next_mode, Lifecycle, Mode};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::session;
 use crate::stats::WorkerStats;
-use crate::tls_io::Detached;
+use crate::tls::admission::Admission;
+use crate::tls::handshake::{self, Handshakes};
+use crate::tls::stream::Detached;
 use crate::worker::{Permits, Shared, Worker, WorkerListener};
 
 /// The niceness of offload threads: the lowest priority short of SCHED_IDLE, which could starve

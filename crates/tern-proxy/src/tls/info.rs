@@ -13,7 +13,7 @@ use tern_config::Config;
 use tern_tls::BindSummary;
 pub use tern_tls::{rfc3339, CertificateSummary, TicketState};
 
-use crate::tls_reload::FrontendTls;
+use crate::tls::reload::FrontendTls;
 
 /// One TLS bind.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,13 +19,13 @@ use tokio::time::{timeout_at, Instant};
 use tracing::debug;
 
 use crate::access_log::Tracker;
-use crate::admission::{Admission, Admitted};
-use crate::client_hello::{self, Peek};
 use crate::lifecycle::Lifecycle;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::{bump, WorkerStats};
-use crate::tls_io::TlsStream;
-use crate::tls_stats::{AdmissionEvent, Failure, Negotiated};
+use crate::tls::admission::{Admission, Admitted};
+use crate::tls::client_hello::{self, Peek};
+use crate::tls::stats::{AdmissionEvent, Failure, Negotiated};
+use crate::tls::stream::TlsStream;
 use crate::worker::Shared;
 
 /// What a thread running handshakes (a worker, or its offload thread) provides them.
