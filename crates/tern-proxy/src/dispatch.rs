@@ -17,10 +17,10 @@ use tern_config::HttpAction;
 use tern_h1::local::{write_page, write_reply, Page};
 use tern_h1::Method;
 
-use crate::client::ClientStream;
 use crate::conn::{Next, Session};
 use crate::exchange;
 use crate::facts::RequestFacts;
+use crate::listen::client::ClientStream;
 use crate::rules::{self, Verdict};
 use crate::stats::bump;
 

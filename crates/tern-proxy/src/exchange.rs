@@ -40,8 +40,8 @@ use tern_h1::{write_request_edited, Edits, Method};
 use tracing::{debug, warn};
 
 use crate::balance::{InFlight, Placement, Refusal};
-use crate::client::ClientStream;
 use crate::conn::{count_status, Next, Session};
+use crate::listen::client::ClientStream;
 use crate::persist;
 use crate::profiling::{Kind, Profiled};
 use crate::proxy_header::Origin;

@@ -13,11 +13,9 @@
 
 #![forbid(unsafe_code)]
 
-mod accept;
 mod access_log;
 mod balance;
 mod buffer;
-mod client;
 mod conn;
 mod dispatch;
 mod exchange;
@@ -25,7 +23,7 @@ mod facts;
 mod handover;
 mod health;
 mod lifecycle;
-mod listener;
+mod listen;
 mod operate;
 mod persist;
 mod pool;
@@ -34,7 +32,6 @@ mod proxy_header;
 mod relay;
 mod rules;
 mod servers;
-mod session;
 pub mod stats;
 mod timer;
 pub mod tls;
@@ -464,11 +461,14 @@ fn bind_all(
             };
             let inherited = inherit.take_bind(&fe.name, bind.address);
             let (address, sockets) = match inherited {
-                Some(old) => {
-                    listener::adopt_group(old.address, old.sockets, workers, cfg.global.backlog)
-                        .map_err(bind_error)?
-                }
-                None => listener::bind_group(bind.address, workers, cfg.global.backlog)
+                Some(old) => listen::listener::adopt_group(
+                    old.address,
+                    old.sockets,
+                    workers,
+                    cfg.global.backlog,
+                )
+                .map_err(bind_error)?,
+                None => listen::listener::bind_group(bind.address, workers, cfg.global.backlog)
                     .map_err(bind_error)?,
             };
             bound.push(BoundBind {

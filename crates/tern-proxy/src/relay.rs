@@ -31,8 +31,8 @@ use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, Respons
 use tokio::io::AsyncWrite;
 
 use crate::buffer::Buffer;
-use crate::client::ClientStream;
 use crate::facts::{ConnFacts, ResponseFacts};
+use crate::listen::client::ClientStream;
 use crate::rules;
 use crate::timer::{Idle, Timer};
 use crate::upstream::ServerConn;

@@ -16,7 +16,7 @@ use tern_h1::{
 };
 
 use super::{Fault, Relay, Stage, Wait};
-use crate::client::ClientStream;
+use crate::listen::client::ClientStream;
 use crate::upstream::RESPONSE_LIMITS;
 
 impl<S: ClientStream> Relay<'_, S> {

@@ -36,11 +36,11 @@ use std::thread::JoinHandle;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::accept::{self, Accepted, Acceptor};
 use crate::access_log::Tracker;
 use crate::lifecycle::{next_mode, Lifecycle, Mode};
+use crate::listen::accept::{self, Accepted, Acceptor};
+use crate::listen::session;
 use crate::profiling::{self, Kind, Profiled, Table};
-use crate::session;
 use crate::stats::WorkerStats;
 use crate::tls::admission::Admission;
 use crate::tls::handshake::{self, Handshakes};

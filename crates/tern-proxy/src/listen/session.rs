@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use crate::accept::{Accepted, Acceptor};
 use crate::access_log::Tracker;
 use crate::conn;
+use crate::listen::accept::{Accepted, Acceptor};
 use crate::profiling::{Kind, Profiled};
 use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
