@@ -98,7 +98,7 @@ pub(crate) struct Session<S> {
     /// Output staging: the head for the server, then the head for the client.
     pub out: Vec<u8>,
     /// What cookie persistence adds to or changes in the current response.
-    pub extra: crate::persist::Reply,
+    pub extra: crate::exchange::persist::Reply,
     pub head: RequestHead,
     pub fwd: Forwarding,
     pub limits: Limits,
@@ -159,7 +159,7 @@ pub(crate) async fn serve<S: ClientStream>(
         io,
         buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
         out: Vec::new(),
-        extra: crate::persist::Reply::default(),
+        extra: crate::exchange::persist::Reply::default(),
         head: RequestHead::new(),
         fwd,
         limits,

@@ -1,10 +1,10 @@
 //! Forwarding one request: choose a server, get a connection, send the head, relay, and judge
 //! the outcome.
 //!
-//! - **Server and connection.** Persistence ([`crate::persist`]) names a server, or the
+//! - **Server and connection.** Persistence ([`crate::exchange::persist`]) names a server, or the
 //!   worker's balancer picks one, taking a slot under its `maxconn`; when every usable server is
 //!   full the request waits in the backend queue (503 when the queue is full or `queue.timeout`
-//!   passes). An idle pooled connection to the server is taken ([`crate::pool`]) or a new one
+//!   passes). An idle pooled connection to the server is taken ([`crate::exchange::pool`]) or a new one
 //!   opened under the `connect` timeout. A failed connect is retried up to `retries` times
 //!   (nothing was sent, so this is safe for every method): on another server when `redispatch`
 //!   is on (the failed ones are avoided), else on the same one; then the answer is 503. A TLS
@@ -31,6 +31,19 @@
 //!   a fault after it cuts the response, and the client connection is dropped so that it cannot
 //!   take the response as complete.
 
+// The worker's balancers: one per backend, built from the configuration.
+pub(crate) mod balance;
+// Persistence: the cookie and the stickiness table name a server.
+pub(crate) mod persist;
+// Idle keep-alive connections to servers, one pool per worker.
+pub(crate) mod pool;
+// The PROXY protocol header sent to servers with `proxy_protocol`.
+pub(crate) mod proxy_header;
+// What all workers share about a backend's servers: health, weights, slots, queue.
+pub(crate) mod servers;
+// Connections to servers: TCP, TLS, the PROXY header, idle checks.
+pub(crate) mod upstream;
+
 use std::rc::Rc;
 
 use tern_balance::NoServer;
@@ -39,18 +52,17 @@ use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, Method};
 use tracing::{debug, warn};
 
-use crate::balance::{InFlight, Placement, Refusal};
 use crate::conn::{count_status, Next, Session};
+use crate::exchange::balance::{InFlight, Placement, Refusal};
+use crate::exchange::proxy_header::Origin;
+use crate::exchange::servers::BackendState;
+use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
-use crate::persist;
 use crate::profiling::{Kind, Profiled};
-use crate::proxy_header::Origin;
 use crate::relay::{
     ClientSide, End, Fault, Outcome, Relay, ResponseRules, ServerSide, Stage, Upload,
 };
-use crate::servers::BackendState;
 use crate::stats::{add, bump, BackendCounters, FrontendCounters};
-use crate::upstream::{self, ServerConn};
 use crate::worker::Worker;
 
 /// How many times a request that got nothing back on a reused connection is sent again.

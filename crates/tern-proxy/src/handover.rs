@@ -27,7 +27,7 @@ use std::sync::Arc;
 use rustls::server::StoresServerSessions;
 use tern_config::{Config, TlsSettings};
 
-use crate::servers::BackendState;
+use crate::exchange::servers::BackendState;
 use crate::stats::AdminState;
 use crate::tls::reload::FrontendTls;
 

@@ -14,7 +14,6 @@
 #![forbid(unsafe_code)]
 
 mod access_log;
-mod balance;
 mod buffer;
 mod conn;
 mod dispatch;
@@ -25,17 +24,12 @@ mod health;
 mod lifecycle;
 mod listen;
 mod operate;
-mod persist;
-mod pool;
 pub mod profiling;
-mod proxy_header;
 mod relay;
 mod rules;
-mod servers;
 pub mod stats;
 mod timer;
 pub mod tls;
-mod upstream;
 mod worker;
 
 use std::net::SocketAddr;
@@ -541,7 +535,7 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
             }
         }
     }
-    let states = servers::build(&snapshot.config);
+    let states = exchange::servers::build(&snapshot.config);
     Ok(Shared {
         snapshot,
         routing,

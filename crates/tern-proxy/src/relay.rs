@@ -31,11 +31,11 @@ use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, Respons
 use tokio::io::AsyncWrite;
 
 use crate::buffer::Buffer;
+use crate::exchange::upstream::ServerConn;
 use crate::facts::{ConnFacts, ResponseFacts};
 use crate::listen::client::ClientStream;
 use crate::rules;
 use crate::timer::{Idle, Timer};
-use crate::upstream::ServerConn;
 
 /// Why an exchange stopped before both messages were complete.
 #[derive(Debug, thiserror::Error)]
@@ -183,7 +183,7 @@ pub(crate) struct ClientSide<'a, S> {
     pub timer: &'a mut Timer,
     pub timeout: Duration,
     /// What cookie persistence adds to or changes in the final response head.
-    pub extra: &'a crate::persist::Reply,
+    pub extra: &'a crate::exchange::persist::Reply,
     /// Header rules on the response.
     pub rules: ResponseRules<'a>,
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tern_config::Config;
 
-use crate::servers::{BackendState, ServerState};
+use crate::exchange::servers::{BackendState, ServerState};
 use crate::tls::reload::ReloadCounters;
 pub use crate::tls::reload::ReloadSnapshot;
 pub use crate::tls::stats::{KindSnapshot, TlsCounters, TlsSnapshot};

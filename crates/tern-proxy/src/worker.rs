@@ -20,15 +20,15 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use crate::balance::Balancers;
+use crate::exchange::balance::Balancers;
+use crate::exchange::pool::Pools;
+use crate::exchange::servers::BackendState;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::session;
-use crate::pool::Pools;
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
-use crate::servers::BackendState;
 use crate::stats::WorkerStats;
 use crate::tls::admission::Admission;
 use crate::tls::handshake::Handshakes;

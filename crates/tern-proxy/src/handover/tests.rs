@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::servers;
+use crate::exchange::servers;
 
 /// Servers `a`, `b` and `c` with these `disabled` values.
 fn config(disabled: [bool; 3]) -> Config {

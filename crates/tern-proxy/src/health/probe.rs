@@ -34,7 +34,7 @@ use tokio::time::{timeout_at, Instant};
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use crate::proxy_header::{self, Origin};
+use crate::exchange::proxy_header::{self, Origin};
 
 /// What a check found, by layer, as HAProxy names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

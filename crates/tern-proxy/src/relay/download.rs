@@ -16,8 +16,8 @@ use tern_h1::{
 };
 
 use super::{Fault, Relay, Stage, Wait};
+use crate::exchange::upstream::RESPONSE_LIMITS;
 use crate::listen::client::ClientStream;
-use crate::upstream::RESPONSE_LIMITS;
 
 impl<S: ClientStream> Relay<'_, S> {
     /// Moves the response along until it is complete or an operation is pending.

@@ -7,7 +7,7 @@ use tern_config::PoolSettings;
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::upstream;
+use crate::exchange::upstream;
 
 const SETTINGS: PoolSettings = PoolSettings {
     max_idle_per_server: 2,
@@ -141,7 +141,7 @@ async fn proxy_protocol_connections_serve_only_their_own_client_connection() {
 
     use tern_config::ProxyProtocol;
 
-    use crate::proxy_header::Origin;
+    use crate::exchange::proxy_header::Origin;
 
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

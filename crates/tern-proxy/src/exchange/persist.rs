@@ -27,7 +27,7 @@ use tern_balance::ServerId;
 use tern_config::{Backend, CookieMode, CookiePersistence};
 use tern_h1::{find_cookie, prefix_server, CookieEdit, Method, RequestHead};
 
-use crate::servers::{self, BackendState};
+use crate::exchange::servers::{self, BackendState};
 
 /// What persistence says about one request.
 #[derive(Debug, Clone, Copy, Default)]

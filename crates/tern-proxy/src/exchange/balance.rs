@@ -23,8 +23,8 @@ use tern_config::{self as config, Backend};
 use tern_h1::RequestHead;
 use tokio::time::Instant;
 
+use crate::exchange::servers::{self, BackendState, Grant};
 use crate::profiling::{Kind, Profiled};
-use crate::servers::{self, BackendState, Grant};
 
 /// Why a balancer could not be built from a validated configuration (a bug if it happens:
 /// validation checks the same limits).

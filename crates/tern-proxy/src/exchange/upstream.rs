@@ -2,7 +2,7 @@
 //! head parsed from it.
 //!
 //! A server connection is driven by the session task that uses it (no task of its own, no
-//! channel) and outlives that session in the worker's pool ([`crate::pool`]). Its buffer and
+//! channel) and outlives that session in the worker's pool ([`crate::exchange::pool`]). Its buffer and
 //! parsed-head storage travel with it, so a reused connection parses its next response without
 //! allocating.
 //!
@@ -42,7 +42,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::buffer::Buffer;
-use crate::proxy_header::{self, Origin};
+use crate::exchange::proxy_header::{self, Origin};
 
 /// Working size of a server connection's read buffer: the unit in which response bodies are
 /// relayed (fewer, larger reads and writes for big bodies; small enough to keep many pooled).

@@ -17,8 +17,8 @@ use std::rc::Rc;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
-use crate::proxy_header::Origin;
-use crate::upstream::ServerConn;
+use crate::exchange::proxy_header::Origin;
+use crate::exchange::upstream::ServerConn;
 
 #[derive(Debug)]
 struct Idle {

@@ -24,7 +24,7 @@ const SERVERS: &str = "servers = [ { name = \"a\", address = \"127.0.0.1:1\" }, 
 /// The balancers of one worker for a backend with these lines, with fresh shared state.
 fn balancers(lines: &str, seed: u64) -> Rc<Balancers> {
     let backends = backends(lines);
-    let states = crate::servers::for_backends(&backends);
+    let states = crate::exchange::servers::for_backends(&backends);
     Rc::new(Balancers::new(&backends, states, seed).unwrap())
 }
 
