@@ -37,8 +37,8 @@ use tracing::debug;
 
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
-use crate::facts::ConnFacts;
 use crate::listen::client::ClientStream;
+use crate::rules::facts::ConnFacts;
 use crate::stats::{bump, FrontendCounters};
 use crate::timer::{Idle, Timer};
 use crate::worker::Worker;

@@ -19,8 +19,8 @@ use tern_h1::Method;
 
 use crate::conn::{Next, Session};
 use crate::exchange;
-use crate::facts::RequestFacts;
 use crate::listen::client::ClientStream;
+use crate::rules::facts::RequestFacts;
 use crate::rules::{self, Verdict};
 use crate::stats::bump;
 

@@ -18,7 +18,6 @@ mod buffer;
 mod conn;
 mod dispatch;
 mod exchange;
-mod facts;
 mod handover;
 mod health;
 mod lifecycle;

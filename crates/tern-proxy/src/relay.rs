@@ -32,9 +32,9 @@ use tokio::io::AsyncWrite;
 
 use crate::buffer::Buffer;
 use crate::exchange::upstream::ServerConn;
-use crate::facts::{ConnFacts, ResponseFacts};
 use crate::listen::client::ClientStream;
 use crate::rules;
+use crate::rules::facts::{ConnFacts, ResponseFacts};
 use crate::timer::{Idle, Timer};
 
 /// Why an exchange stopped before both messages were complete.

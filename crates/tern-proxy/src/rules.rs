@@ -1,5 +1,5 @@
 //! Per-request rules: the backend choice (`use_backend`) and header rules (`http_request`,
-//! `http_response`), evaluated on the facts of [`crate::facts`].
+//! `http_response`), evaluated on the facts of [`crate::rules::facts`].
 //!
 //! The order is HAProxy's: the frontend's `http_request` rules, then the backend choice, then
 //! the chosen backend's `http_request` rules; on the way back the backend's `http_response`
@@ -10,10 +10,13 @@
 //! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
 //! without rules costs nothing per request: no condition is evaluated and no fact is read.
 
+// What rules read of a request, a response and their connection.
+pub(crate) mod facts;
+
 use tern_config::{Config, Fetch, HttpAction, HttpRule, Piece, Route};
 use tern_h1::HeaderEdits;
 
-use crate::facts::Samples;
+use crate::rules::facts::Samples;
 use crate::StartError;
 
 /// A frontend's backend choice, with names resolved.

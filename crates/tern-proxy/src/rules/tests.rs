@@ -11,7 +11,7 @@ use tern_h1::{
 };
 
 use super::*;
-use crate::facts::{ConnFacts, RequestFacts, ResponseFacts};
+use crate::rules::facts::{ConnFacts, RequestFacts, ResponseFacts};
 
 const CONN: ConnFacts = ConnFacts {
     peer: IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)),
