@@ -52,16 +52,16 @@ use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, Method};
 use tracing::{debug, warn};
 
-use crate::conn::{count_status, Next, Session};
 use crate::exchange::balance::{InFlight, Placement, Refusal};
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::servers::BackendState;
 use crate::exchange::upstream::ServerConn;
-use crate::listen::client::ClientStream;
-use crate::profiling::{Kind, Profiled};
-use crate::relay::{
+use crate::http1::conn::{count_status, Next, Session};
+use crate::http1::relay::{
     ClientSide, End, Fault, Outcome, Relay, ResponseRules, ServerSide, Stage, Upload,
 };
+use crate::listen::client::ClientStream;
+use crate::profiling::{Kind, Profiled};
 use crate::stats::{add, bump, BackendCounters, FrontendCounters};
 use crate::worker::Worker;
 

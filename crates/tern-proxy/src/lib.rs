@@ -15,16 +15,14 @@
 
 mod access_log;
 mod buffer;
-mod conn;
-mod dispatch;
 mod exchange;
 mod handover;
 mod health;
+mod http1;
 mod lifecycle;
 mod listen;
 mod operate;
 pub mod profiling;
-mod relay;
 mod rules;
 pub mod stats;
 mod timer;

@@ -19,7 +19,7 @@ use tern_h1::{RequestHead, Version};
 use tokio::time::Instant;
 
 use super::record::{Record, Request, Text, Timers, TlsFields};
-use crate::relay::{End, Fault, Outcome, Stage};
+use crate::http1::relay::{End, Fault, Outcome, Stage};
 use crate::tls::handshake::HandshakeEnd;
 use crate::tls::stats::{AdmissionEvent, Failure};
 use crate::worker::{Shared, Worker};

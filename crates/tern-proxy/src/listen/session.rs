@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use crate::access_log::Tracker;
-use crate::conn;
+use crate::http1::conn;
 use crate::listen::accept::{Accepted, Acceptor};
 use crate::profiling::{Kind, Profiled};
 use crate::tls::handshake;

@@ -17,8 +17,8 @@ use tern_config::HttpAction;
 use tern_h1::local::{write_page, write_reply, Page};
 use tern_h1::Method;
 
-use crate::conn::{Next, Session};
 use crate::exchange;
+use crate::http1::conn::{Next, Session};
 use crate::listen::client::ClientStream;
 use crate::rules::facts::RequestFacts;
 use crate::rules::{self, Verdict};

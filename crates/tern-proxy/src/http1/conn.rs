@@ -2,7 +2,7 @@
 //! forward it, and go round again while the connection stays open.
 //!
 //! One task drives everything of a connection, the server side included ([`crate::exchange`],
-//! [`crate::relay`]): no second task, no channel, no per-request allocation once the buffers
+//! [`crate::http1::relay`]): no second task, no channel, no per-request allocation once the buffers
 //! are warm. Heads are parsed in place in the connection's read buffer by `tern-h1`.
 //!
 //! Between requests the wait for a head is timed as operators know it from HAProxy:
