@@ -16,12 +16,11 @@
 mod access_log;
 mod buffer;
 mod exchange;
-mod handover;
+mod generation;
 mod health;
 mod http1;
 mod lifecycle;
 mod listen;
-mod operate;
 pub mod profiling;
 mod rules;
 pub mod stats;
@@ -38,8 +37,9 @@ use tern_config::Config;
 use tokio::sync::{watch, Semaphore};
 
 pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
-pub use handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
-pub use operate::OperateError;
+use generation::handover;
+pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
+pub use generation::operate::OperateError;
 pub use stats::{AdminState, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};
