@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 
 use rustls::ServerConfig;
 use tern_config::Config;
@@ -14,7 +15,7 @@ use crate::exchange;
 use crate::generation::handover::{self, Inherit, InheritedBind};
 use crate::generation::{BoundBind, ProxyHandle};
 use crate::listen;
-use crate::stats::{self, Stats};
+use crate::stats::{Stats, WorkerStats};
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
 use crate::{health, profiling, rules};
@@ -115,50 +116,19 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         .max(1);
     let cpus = plan_cpus(cfg.global.cpus.as_deref(), count)?;
     let (reloader, mut slots) = Reloader::new(snapshot.config.clone(), snapshot.tls.clone(), count);
-    let (binds, mut per_worker, sockets) = bind_all(&snapshot, count, &mut slots, &mut inherit)?;
+    let (binds, per_worker, sockets) = bind_all(&snapshot, count, &mut slots, &mut inherit)?;
     // From here the workers' copies and the reloader hold the TLS configurations; the snapshot
     // does not keep a set that a reload would leave stale.
     snapshot.tls = Vec::new();
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
     handover::apply_servers(&shared.snapshot.config, &shared.states, &inherit.servers);
-    let servers: Vec<usize> = shared
-        .snapshot
-        .config
-        .backends
-        .iter()
-        .map(|b| b.servers.len())
-        .collect();
-    let frontends = shared.snapshot.config.frontends.len();
     let (shutdown, shutdown_rx) = watch::channel(Mode::Run);
     let (checker_stop, checker_stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel();
-    let mut workers = Vec::with_capacity(count);
-    let mut all_stats = Vec::with_capacity(count);
-    for (index, listeners) in per_worker.drain(..).enumerate() {
-        let stats = Arc::new(stats::WorkerStats::new(frontends, &servers));
-        all_stats.push(Arc::clone(&stats));
-        let spec = WorkerSpec {
-            index,
-            workers: count,
-            cpu: cpus.get(index).copied().flatten(),
-            shared: Arc::clone(&shared),
-            stats,
-            listeners,
-            shutdown: shutdown_rx.clone(),
-        };
-        let ready = ready_tx.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("tern-worker-{index}"))
-            .spawn(move || worker::run(spec, ready))
-            .map_err(|e| StartError::Worker {
-                index,
-                reason: e.to_string(),
-            })?;
-        workers.push(handle);
-    }
-    drop(ready_tx);
-    let checker_stats = Arc::new(stats::WorkerStats::new(frontends, &servers));
+    let (workers, mut all_stats) =
+        spawn_workers(&shared, per_worker, &cpus, &shutdown_rx, ready_tx)?;
+    let checker_stats = worker_stats(&shared);
     all_stats.push(Arc::clone(&checker_stats));
     let mut handle = ProxyHandle {
         binds,
@@ -176,18 +146,10 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         shared: Arc::clone(&shared),
         sockets,
     };
-    for index in 0..count {
-        let failure = match ready_rx.recv() {
-            Ok(Ok(())) => continue,
-            Ok(Err(reason)) => reason,
-            Err(_) => "worker exited during start-up".to_owned(),
-        };
+    if let Err(e) = wait_ready(&ready_rx, count) {
         handle.shutdown();
         handle.join();
-        return Err(StartError::Worker {
-            index,
-            reason: failure,
-        });
+        return Err(e);
     }
     // Checks start once every worker serves, so that a server found down is taken out of
     // balancers that exist.
@@ -211,6 +173,70 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         }
     }
     Ok(handle)
+}
+
+/// A block of counters for one thread (a worker or the health checker).
+fn worker_stats(shared: &Shared) -> Arc<WorkerStats> {
+    let config = &shared.snapshot.config;
+    let servers: Vec<usize> = config.backends.iter().map(|b| b.servers.len()).collect();
+    Arc::new(WorkerStats::new(config.frontends.len(), &servers))
+}
+
+/// The worker threads started and their counters.
+type Spawned = (Vec<JoinHandle<()>>, Vec<Arc<WorkerStats>>);
+
+/// Starts one worker thread per list of listeners (`per_worker[index]`), pinned to
+/// `cpus[index]`; each reports through `ready` once it accepts. Returns the threads and their
+/// counters.
+fn spawn_workers(
+    shared: &Arc<Shared>,
+    per_worker: Vec<Vec<WorkerListener>>,
+    cpus: &[Option<usize>],
+    shutdown: &watch::Receiver<Mode>,
+    ready: mpsc::Sender<Result<(), String>>,
+) -> Result<Spawned, StartError> {
+    let count = per_worker.len();
+    let mut workers = Vec::with_capacity(count);
+    let mut all_stats = Vec::with_capacity(count);
+    for (index, listeners) in per_worker.into_iter().enumerate() {
+        let stats = worker_stats(shared);
+        all_stats.push(Arc::clone(&stats));
+        let spec = WorkerSpec {
+            index,
+            workers: count,
+            cpu: cpus.get(index).copied().flatten(),
+            shared: Arc::clone(shared),
+            stats,
+            listeners,
+            shutdown: shutdown.clone(),
+        };
+        let ready = ready.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("tern-worker-{index}"))
+            .spawn(move || worker::run(spec, ready))
+            .map_err(|e| StartError::Worker {
+                index,
+                reason: e.to_string(),
+            })?;
+        workers.push(handle);
+    }
+    Ok((workers, all_stats))
+}
+
+/// Waits until each of the `count` workers reported that it accepts; the first failure.
+fn wait_ready(ready: &mpsc::Receiver<Result<(), String>>, count: usize) -> Result<(), StartError> {
+    for index in 0..count {
+        let failure = match ready.recv() {
+            Ok(Ok(())) => continue,
+            Ok(Err(reason)) => reason,
+            Err(_) => "worker exited during start-up".to_owned(),
+        };
+        return Err(StartError::Worker {
+            index,
+            reason: failure,
+        });
+    }
+    Ok(())
 }
 
 /// Which CPU each worker is pinned to: the configured list, or by default the CPUs this process
