@@ -82,10 +82,9 @@ const CLOSE_LINE: &[u8] = b"connection: close\r\n";
 /// Whether the server connection of the current request closes after the response
 /// (`connection_mode` of the frontend or of the backend, see `tern_config::ConnectionMode`).
 fn closes_server<S>(s: &Session<S>) -> bool {
-    let config = &s.w.shared.snapshot.config;
     ConnectionMode::closes_server(
-        config.frontends[s.frontend].connection_mode,
-        config.backends[s.backend].connection_mode,
+        s.w.shared.frontend(s.frontend).connection_mode,
+        s.w.shared.backend(s.backend).connection_mode,
     )
 }
 
@@ -93,7 +92,7 @@ fn closes_server<S>(s: &Session<S>) -> bool {
 pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) -> Next {
     let w = Rc::clone(&s.w);
     let b = s.backend;
-    let be = &w.shared.snapshot.config.backends[b];
+    let be = w.shared.backend(b);
     let bc = &w.stats.backends[b];
     bump(&bc.requests);
     let head_only = s.head.method() == Method::Head;
@@ -258,7 +257,7 @@ impl Attempt {
             log.connect_failed(timed_out);
         }
         let w = &s.w;
-        let (b, be) = (s.backend, &w.shared.snapshot.config.backends[s.backend]);
+        let (b, be) = (s.backend, w.shared.backend(s.backend));
         let (bc, sc) = (&w.stats.backends[b], &w.stats.servers[b][server]);
         bump(&bc.connect_errors);
         bump(&sc.connect_errors);
@@ -357,7 +356,7 @@ async fn place<S: ClientStream>(
         Ok(picked) => Ok(picked),
         Err(NoServer::Down) => Err(Refusal::Down),
         Err(NoServer::Full) => {
-            let be = &w.shared.snapshot.config.backends[b];
+            let be = w.shared.backend(b);
             let bc = &w.stats.backends[b];
             let want = persist.filter(|p| !failed.contains(p));
             let mut waited = w.balancers.wait(b, want, be.queue.timeout).await;
@@ -475,7 +474,7 @@ async fn obtain(
     host: Option<&[u8]>,
     proxy: Option<(ProxyProtocol, Origin)>,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
-    let be = &w.shared.snapshot.config.backends[b];
+    let be = w.shared.backend(b);
     let srv = &be.servers[server];
     // The runtime API may have moved the server (`set server addr`).
     let address = w
@@ -483,15 +482,8 @@ async fn obtain(
         .state(b)
         .and_then(|st| st.server(server))
         .map_or(srv.address, |st| st.address(srv.address));
-    let tls = match (
-        &srv.tls,
-        w.shared
-            .snapshot
-            .servers_tls
-            .get(b)
-            .and_then(|s| s.get(server)),
-    ) {
-        (Some(settings), Some(Some(config))) => {
+    let tls = match (&srv.tls, w.shared.server_tls(b, server)) {
+        (Some(settings), Some(config)) => {
             let (name, key) = upstream::server_name(settings, host, address.ip());
             Some(upstream::TlsTarget { config, name, key })
         }
@@ -520,8 +512,8 @@ async fn exchange<S: ClientStream>(
     reader: tern_h1::BodyReader,
     resendable: bool,
 ) -> Outcome {
-    let fe = &s.w.shared.snapshot.config.frontends[s.frontend];
-    let be = &s.w.shared.snapshot.config.backends[s.backend];
+    let fe = s.w.shared.frontend(s.frontend);
+    let be = s.w.shared.backend(s.backend);
     let (client_timeout, server_timeout) = (fe.timeouts.client, be.timeouts.server);
     let w = Rc::clone(&s.w);
     // `httpclose` on the frontend: the response says `Connection: close`, as when draining.
@@ -530,7 +522,7 @@ async fn exchange<S: ClientStream>(
     let info = s.head.info();
     let expect = s.head.expect_continue() && !reader.is_done();
     s.out.clear();
-    let be_cfg = &s.w.shared.snapshot.config.backends[s.backend];
+    let be_cfg = s.w.shared.backend(s.backend);
     let edits = Edits {
         cookie: persist::request_edit(be_cfg),
         extra: if closes_server(s) { CLOSE_LINE } else { &[] },

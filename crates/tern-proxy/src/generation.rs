@@ -117,7 +117,7 @@ impl ProxyHandle {
 
     /// The configuration this generation runs.
     pub fn config(&self) -> &Config {
-        &self.shared.snapshot.config
+        self.shared.config()
     }
 
     /// Client connections open now (taken from the global `maxconn`).
@@ -169,6 +169,6 @@ impl ProxyHandle {
     /// The access log the workers write to, if any (a reload keeps it when `[access_log]` is
     /// unchanged).
     pub fn access_log(&self) -> Option<&AccessLog> {
-        self.shared.snapshot.access_log.as_ref()
+        self.shared.access_log()
     }
 }

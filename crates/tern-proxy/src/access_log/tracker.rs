@@ -53,10 +53,10 @@ fn micros(from: Instant, to: Instant) -> i64 {
 impl Tracker {
     /// Starts following a connection accepted now, when the access log is on for `frontend`.
     pub(crate) fn start(shared: &Shared, frontend: usize, client: SocketAddr) -> Option<Box<Self>> {
-        let snapshot = &shared.snapshot;
-        snapshot.access_log.as_ref()?;
-        let name = &snapshot.config.frontends.get(frontend)?.name;
-        if !snapshot.config.access_log.as_ref()?.logs_frontend(name) {
+        shared.access_log()?;
+        let config = shared.config();
+        let name = &config.frontends.get(frontend)?.name;
+        if !config.access_log.as_ref()?.logs_frontend(name) {
             return None;
         }
         let now = Instant::now();
@@ -94,7 +94,7 @@ impl Tracker {
         r.request = Request::Tls(reason);
         r.timers.handshake = micros(self.accepted, Instant::now());
         r.time = ago(self.accepted.elapsed());
-        if let Some(sink) = &shared.snapshot.access_log {
+        if let Some(sink) = shared.access_log() {
             sink.send(self.record);
         }
     }
@@ -220,21 +220,20 @@ impl Tracker {
     /// Logs the request and gets ready for the next one on the connection.
     pub(crate) fn emit(&mut self, w: &Worker) {
         let now = Instant::now();
-        let snapshot = &w.shared.snapshot;
         let started = self.first_byte.unwrap_or(self.wait_from);
         let r = &mut self.record;
         r.time = ago(now.saturating_duration_since(started));
         r.timers.handshake = std::mem::take(&mut self.handshake);
         r.timers.idle = micros(self.wait_from, started);
         r.timers.active = self.first_byte.map_or(-1, |at| micros(at, now));
-        let backend = self.backend.and_then(|b| snapshot.config.backends.get(b));
+        let backend = self.backend.and_then(|b| w.shared.config().backends.get(b));
         r.backend
             .set(backend.map_or(&[][..], |b| b.name.as_bytes()));
         let server = self
             .server
             .and_then(|s| backend.and_then(|b| b.servers.get(s)));
         r.server.set(server.map_or(&[][..], |s| s.name.as_bytes()));
-        if let Some(sink) = &snapshot.access_log {
+        if let Some(sink) = w.shared.access_log() {
             sink.send(*r);
         }
         self.reset();

@@ -122,7 +122,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
     snapshot.tls = Vec::new();
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
-    handover::apply_servers(&shared.snapshot.config, &shared.states, &inherit.servers);
+    handover::apply_servers(shared.config(), &shared.states, &inherit.servers);
     let (shutdown, shutdown_rx) = watch::channel(Mode::Run);
     let (checker_stop, checker_stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -141,7 +141,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
             workers: all_stats,
             states: Arc::clone(&shared.states),
             reloads: reloader.counters(),
-            access_log: shared.snapshot.access_log.clone(),
+            access_log: shared.access_log().cloned(),
         },
         shared: Arc::clone(&shared),
         sockets,
@@ -153,11 +153,9 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
     }
     // Checks start once every worker serves, so that a server found down is taken out of
     // balancers that exist.
-    let config = &shared.snapshot.config;
-    let servers_tls = &shared.snapshot.servers_tls;
     match health::spawn(
-        config,
-        servers_tls,
+        shared.config(),
+        &shared.snapshot.servers_tls,
         &shared.states,
         &checker_stats,
         checker_stop_rx,
@@ -177,7 +175,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
 
 /// A block of counters for one thread (a worker or the health checker).
 fn worker_stats(shared: &Shared) -> Arc<WorkerStats> {
-    let config = &shared.snapshot.config;
+    let config = shared.config();
     let servers: Vec<usize> = config.backends.iter().map(|b| b.servers.len()).collect();
     Arc::new(WorkerStats::new(config.frontends.len(), &servers))
 }

@@ -118,7 +118,7 @@ pub(crate) async fn serve<S: ClientStream>(
     log: Option<Box<Tracker>>,
 ) {
     let accepted = Instant::now();
-    let fe = &w.shared.snapshot.config.frontends[frontend];
+    let fe = w.shared.frontend(frontend);
     let mut fwd = Forwarding::none();
     if fe.x_forwarded_for {
         fwd = fwd.with_for(peer.ip());
@@ -205,12 +205,12 @@ impl<S: ClientStream> Session<S> {
 
     /// Whether the frontend closes every client connection after a response (`httpclose`).
     fn closes_client(&self) -> bool {
-        let fe = &self.w.shared.snapshot.config.frontends[self.frontend];
+        let fe = self.w.shared.frontend(self.frontend);
         fe.connection_mode == tern_config::ConnectionMode::Close
     }
 
     fn timeouts(&self) -> tern_config::FrontendTimeouts {
-        self.w.shared.snapshot.config.frontends[self.frontend].timeouts
+        self.w.shared.frontend(self.frontend).timeouts
     }
 
     /// Waits for a complete request head (see the module docs for the timeouts).
@@ -314,7 +314,7 @@ impl<S: ClientStream> Session<S> {
         if let Some(log) = self.log.as_deref_mut() {
             log.request(&self.head, self.buf.data(), hlen);
         }
-        let fe = &self.w.shared.snapshot.config.frontends[self.frontend];
+        let fe = self.w.shared.frontend(self.frontend);
         let is_monitor = fe.monitor_uri.as_deref().is_some_and(|uri| {
             let path = self.head.path().get(self.buf.data());
             let path = path.split(|&b| b == b'?').next().unwrap_or_default();

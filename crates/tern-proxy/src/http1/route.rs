@@ -36,7 +36,7 @@ impl<S: ClientStream> Session<S> {
     /// (`hlen` bytes) is at the front of the buffer, or answers it.
     pub(crate) async fn dispatch(&mut self, hlen: usize) -> Next {
         let w = Rc::clone(&self.w);
-        let cfg = &w.shared.snapshot.config;
+        let cfg = w.shared.config();
         let fe = &cfg.frontends[self.frontend];
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();

@@ -66,10 +66,7 @@ pub(crate) async fn run(
     config: Arc<ServerConfig>,
 ) -> Result<TlsStream, HandshakeEnd> {
     let accepted = Instant::now();
-    let deadline = accepted
-        + w.shared.snapshot.config.frontends[frontend]
-            .timeouts
-            .handshake;
+    let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
     let admit = match w.admission {

@@ -140,7 +140,7 @@ async fn offload_main(
     ready: &std_mpsc::Sender<Result<(), String>>,
 ) {
     let o = Rc::new(Offload {
-        admission: Admission::new(&spec.shared.snapshot.config.global, spec.workers),
+        admission: Admission::new(spec.shared.global(), spec.workers),
         shared: spec.shared,
         stats: spec.stats,
         life: Rc::new(Lifecycle::new()),
