@@ -7,6 +7,8 @@
 
 // The proxy loop of one client connection: read a head, answer it or forward it, again.
 pub(crate) mod conn;
+// Forwarding a request once it has a backend: server, connection, head, relay, outcome.
+pub(crate) mod forward;
 // One exchange in flight: the request body goes up while the response comes down.
 pub(crate) mod relay;
 // Between a parsed head and the exchange: request rules, the backend, rules' own answers.
