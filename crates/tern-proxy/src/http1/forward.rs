@@ -25,14 +25,15 @@ use std::rc::Rc;
 
 use tern_config::ConnectionMode;
 use tern_h1::local::Page;
-use tern_h1::{write_request_edited, Edits, Method};
+use tern_h1::{write_request_edited, BodyReader, Edits, H1Error, Method};
 use tracing::{debug, warn};
 
 use crate::exchange::attempt::Attempt;
 use crate::exchange::connect::{obtain, origin};
 use crate::exchange::observe::{observe, Seen};
-use crate::exchange::persist;
+use crate::exchange::persist::{self, Persisted};
 use crate::exchange::pick::{pick_server, refusal_state};
+use crate::exchange::servers::BackendState;
 use crate::exchange::upstream::{self, ServerConn};
 use crate::http1::conn::{count_status, Next, Session};
 use crate::http1::relay::{
@@ -55,165 +56,6 @@ fn idempotent(m: Method) -> bool {
 
 /// The field line that asks a server to close its connection after the response.
 const CLOSE_LINE: &[u8] = b"connection: close\r\n";
-
-/// Whether the server connection of the current request closes after the response
-/// (`connection_mode` of the frontend or of the backend, see `tern_config::ConnectionMode`).
-fn closes_server<S>(s: &Session<S>) -> bool {
-    ConnectionMode::closes_server(
-        s.w.shared.frontend(s.frontend).connection_mode,
-        s.w.shared.backend(s.backend).connection_mode,
-    )
-}
-
-/// Forwards the request whose head (`hlen` bytes) is at the front of the session's buffer.
-pub(crate) async fn forward<S: ClientStream>(s: &mut Session<S>, hlen: usize) -> Next {
-    let w = Rc::clone(&s.w);
-    let b = s.backend;
-    let be = w.shared.backend(b);
-    let bc = &w.stats.backends[b];
-    bump(&bc.requests);
-    let head_only = s.head.method() == Method::Head;
-
-    // The body bytes that arrived with the head leave with it.
-    let mut reader = s.head.body_reader(&s.limits);
-    let first = match reader.advance(&s.buf.data()[hlen..]) {
-        Ok(p) => p,
-        Err(e) => {
-            debug!(error = %e, "invalid request body");
-            bump(&s.w.stats.frontends[s.frontend].bad_requests);
-            if let Some(log) = s.log.as_deref_mut() {
-                log.refused(*b"PD");
-            }
-            return s.answer(Page::BadRequest, false, head_only).await;
-        }
-    };
-    let sent = hlen + first.used;
-    let resendable = first.done && idempotent(s.head.method());
-    if let Some(log) = s.log.as_deref_mut() {
-        log.backend(b);
-        log.received(first.used);
-    }
-    let Some(state) = w.balancers.state(b) else {
-        if let Some(log) = s.log.as_deref_mut() {
-            log.unplaced(*b"SC");
-        }
-        return unavailable(s, sent, first.done, head_only).await;
-    };
-    let persisted = persist::lookup(be, state, &s.head, s.buf.data(), s.peer);
-    let mut attempt = Attempt::new(&w, b);
-    let mut resends = 0;
-    let mut fresh = false;
-    loop {
-        let server = match attempt.server() {
-            Some(server) => server,
-            None => match pick_server(
-                &w,
-                b,
-                &s.head,
-                s.buf.data(),
-                s.peer,
-                attempt.placement(persisted.server),
-            )
-            .await
-            {
-                Ok(picked) => {
-                    if let Some(log) = s.log.as_deref_mut() {
-                        log.placed(picked.server());
-                    }
-                    attempt.hold(picked)
-                }
-                Err(refusal) => {
-                    debug!(backend = %be.name, %refusal, "no server");
-                    bump(&bc.no_server);
-                    if let Some(log) = s.log.as_deref_mut() {
-                        log.unplaced(refusal_state(&refusal));
-                    }
-                    return unavailable(s, sent, first.done, head_only).await;
-                }
-            },
-        };
-        let sc = &w.stats.servers[b][server];
-        let host = s.head.host().map(|h| h.get(s.buf.data()));
-        let new_conn = std::mem::take(&mut fresh);
-        let proxy = be.servers[server]
-            .proxy_protocol
-            .map(|version| (version, origin(&s.io)));
-        let (mut conn, reused) = match obtain(&w, b, server, new_conn, host, proxy).await {
-            Ok(got) => got,
-            Err(e) => {
-                if e.is_tls() {
-                    warn!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
-                } else {
-                    debug!(backend = %be.name, server = %be.servers[server].name, error = %e, "connect failed");
-                }
-                let timed_out = matches!(e, upstream::ConnectError::Timeout { .. });
-                if attempt.failed_to_connect(&w, server, timed_out, s.log.as_deref_mut()) {
-                    continue;
-                }
-                return unavailable(s, sent, first.done, head_only).await;
-            }
-        };
-        if let Some(log) = s.log.as_deref_mut() {
-            log.connected();
-        }
-        if !reused && !attempt.persisted() {
-            persist::remember(state, s.peer, server);
-        }
-        persist::response_fields(be, server, &persisted, s.head.method(), &mut s.extra);
-        let outcome = exchange(s, &mut conn, sent, hlen, reader.clone(), resendable).await;
-        if let (Some(picked), Some(at)) = (attempt.inflight(), outcome.responded_at) {
-            picked.responded(at);
-        }
-        if let (false, Some(alert)) = (reused, refused_session(&outcome)) {
-            warn!(backend = %be.name, server = %be.servers[server].name, ?alert,
-                "server refused the TLS session after the handshake (its client certificate check?)");
-            // Nothing reached the server's application. A request still whole in the buffer
-            // is handled as after a failed connect (retried, else 503); any other is answered
-            // as a fault below (502).
-            if resendable {
-                if attempt.failed_to_connect(&w, server, false, s.log.as_deref_mut()) {
-                    continue;
-                }
-                return unavailable(s, sent, first.done, head_only).await;
-            }
-        }
-        if let End::Failed {
-            fault: Fault::ServerClosed | Fault::ServerIo(_),
-            stage: Stage::Head,
-            received: false,
-        } = outcome.end
-        {
-            if reused && resendable && resends < MAX_RESENDS {
-                debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
-                resends += 1;
-                fresh = true;
-                if let Some(log) = s.log.as_deref_mut() {
-                    log.retried(false);
-                }
-                continue;
-            }
-        }
-        observe(be, state, server, seen(&outcome));
-        if let Some(log) = s.log.as_deref_mut() {
-            log.relayed(&outcome);
-        }
-        bump(&sc.requests);
-        if reused {
-            bump(&sc.reused);
-        }
-        let (up, down) = (sent as u64 + outcome.uploaded, outcome.sent);
-        let fc = &w.stats.frontends[s.frontend];
-        for (bytes_in, bytes_out) in [
-            (&sc.bytes_in, &sc.bytes_out),
-            (&bc.bytes_in, &bc.bytes_out),
-            (&fc.bytes_in, &fc.bytes_out),
-        ] {
-            add(bytes_in, up);
-            add(bytes_out, down);
-        }
-        return judge(s, outcome, conn, server, head_only).await;
-    }
-}
 
 /// The alert with which a server refused the TLS session on a fresh connection before any
 /// response byte: in TLS 1.3 the client's side of the handshake is complete before the server
@@ -267,121 +109,396 @@ fn seen(outcome: &Outcome) -> Seen {
     }
 }
 
-/// Answers 503; the connection stays open if the whole request (`sent` bytes) was received.
-async fn unavailable<S: ClientStream>(
-    s: &mut Session<S>,
-    sent: usize,
-    complete: bool,
-    head_only: bool,
-) -> Next {
-    if complete {
-        s.buf.consume(sent);
-    }
-    s.answer(Page::Unavailable, complete, head_only).await
-}
-
-/// Sends the request on `conn` and relays the exchange. `sent` bytes of the client buffer are
-/// the head (`hlen`) and the body bytes that go with it.
-async fn exchange<S: ClientStream>(
-    s: &mut Session<S>,
-    conn: &mut ServerConn,
-    sent: usize,
+/// The request being forwarded: what of it is in the client buffer, and its way to a server.
+struct Outgoing {
+    /// Length of the head at the front of the buffer.
     hlen: usize,
-    reader: tern_h1::BodyReader,
+    /// Bytes of the buffer that leave with the head: the head and the body bytes that came
+    /// with it.
+    sent: usize,
+    /// The whole request, body included, is in the buffer.
+    complete: bool,
+    /// The request may be sent again: it is idempotent and complete.
     resendable: bool,
-) -> Outcome {
-    let fe = s.w.shared.frontend(s.frontend);
-    let be = s.w.shared.backend(s.backend);
-    let (client_timeout, server_timeout) = (fe.timeouts.client, be.timeouts.server);
-    let w = Rc::clone(&s.w);
-    // `httpclose` on the frontend: the response says `Connection: close`, as when draining.
-    let close_client = fe.connection_mode == ConnectionMode::Close;
-    let stopping = || close_client || w.is_stopping();
-    let info = s.head.info();
-    let expect = s.head.expect_continue() && !reader.is_done();
-    s.out.clear();
-    let be_cfg = s.w.shared.backend(s.backend);
-    let edits = Edits {
-        cookie: persist::request_edit(be_cfg),
-        extra: if closes_server(s) { CLOSE_LINE } else { &[] },
-        headers: Some(&s.req_edits),
-    };
-    write_request_edited(&s.head, s.buf.data(), &s.fwd, &edits, &mut s.out);
-    s.out.extend_from_slice(&s.buf.data()[hlen..sent]);
-    let up = Upload::new(s.out.len(), reader, expect);
-    // Kept in the buffer while the request may have to be sent again; otherwise dropped now,
-    // and the buffer serves the upload.
-    let request_bytes = if resendable { sent } else { 0 };
-    if !resendable {
-        s.buf.consume(sent);
-    }
-    let relay = Relay::new(
-        ClientSide {
-            io: &mut s.io,
-            buf: &mut s.buf,
-            out: &mut s.out,
-            timer: &mut s.client_timer,
-            timeout: client_timeout,
-            extra: &s.extra,
-            rules: ResponseRules {
-                backend: &be.http_response,
-                frontend: &fe.http_response,
-                conn: &s.conn,
-                edits: &mut s.resp_edits,
-            },
-        },
-        ServerSide {
-            conn,
-            timer: &mut s.server_timer,
-            timeout: server_timeout,
-        },
-        &stopping,
-        info,
-        up,
-        request_bytes,
-    );
-    Profiled::new(Kind::Response, relay.run()).await
+    /// A HEAD request: answers carry no body.
+    head_only: bool,
+    /// The request body's framing, after the bytes that came with the head.
+    reader: BodyReader,
+    /// The server persistence names, if any.
+    persisted: Persisted,
+    attempt: Attempt,
+    /// Times the request was sent again after a pooled connection closed under it.
+    resends: usize,
+    /// The next try opens a new connection rather than take a pooled one.
+    fresh: bool,
 }
 
-/// Counts the outcome, returns the server connection to the pool when it is clean, and
-/// answers or ends the client connection.
-async fn judge<S: ClientStream>(
-    s: &mut Session<S>,
-    outcome: Outcome,
-    conn: ServerConn,
-    server: usize,
-    head_only: bool,
-) -> Next {
-    let w = Rc::clone(&s.w);
-    let fc = &w.stats.frontends[s.frontend];
-    let bc = &w.stats.backends[s.backend];
-    if let Some(status) = outcome.status {
-        count_status(fc, status);
-    }
-    let (fault, stage) = match outcome.end {
-        End::Complete {
-            keep_client,
-            reuse_server,
-        } => {
-            if reuse_server && !closes_server(s) {
-                w.pools.checkin(s.backend, server, conn);
-            }
-            return if keep_client {
-                Next::KeepAlive
-            } else {
-                Next::Close
-            };
+/// What one try of the request on a server led to.
+enum Try {
+    /// Try again: another server, or a new connection to the same one.
+    Again,
+    /// Done: what the client connection does next.
+    Done(Next),
+}
+
+impl<S: ClientStream> Session<S> {
+    /// Forwards the request whose head (`hlen` bytes) is at the front of the session's buffer
+    /// to a server of the backend routing chose, and relays the response.
+    pub(crate) async fn forward(&mut self, hlen: usize) -> Next {
+        let w = Rc::clone(&self.w);
+        let b = self.backend;
+        bump(&w.stats.backends[b].requests);
+        let head_only = self.head.method() == Method::Head;
+        // The body bytes that arrived with the head leave with it.
+        let mut reader = self.head.body_reader(&self.limits);
+        let first = match reader.advance(&self.buf.data()[hlen..]) {
+            Ok(p) => p,
+            Err(e) => return self.refuse_body(e, head_only).await,
+        };
+        let sent = hlen + first.used;
+        let resendable = first.done && idempotent(self.head.method());
+        if let Some(log) = self.log.as_deref_mut() {
+            log.backend(b);
+            log.received(first.used);
         }
-        End::Failed { fault, stage, .. } => (fault, stage),
-    };
-    drop(conn);
-    debug!(error = %fault, ?stage, "exchange failed");
-    let page = blame(fc, bc, &fault, stage);
-    match (stage, &fault) {
-        // A client that half-closed mid-body may still read the 400; one that reset cannot.
-        (Stage::Head, Fault::ClientIo(_)) => Next::Abort,
-        (Stage::Head, _) => s.answer(page, false, head_only).await,
-        _ => Next::Abort,
+        let Some(state) = w.balancers.state(b) else {
+            if let Some(log) = self.log.as_deref_mut() {
+                log.unplaced(*b"SC");
+            }
+            return self.unavailable(sent, first.done, head_only).await;
+        };
+        let be = w.shared.backend(b);
+        let mut out = Outgoing {
+            hlen,
+            sent,
+            complete: first.done,
+            resendable,
+            head_only,
+            reader,
+            persisted: persist::lookup(be, state, &self.head, self.buf.data(), self.peer),
+            attempt: Attempt::new(&w, b),
+            resends: 0,
+            fresh: false,
+        };
+        loop {
+            if let Try::Done(next) = self.try_server(&mut out, state).await {
+                return next;
+            }
+        }
+    }
+
+    /// Answers 400 to a request whose body framing is invalid from its first bytes.
+    async fn refuse_body(&mut self, e: H1Error, head_only: bool) -> Next {
+        debug!(error = %e, "invalid request body");
+        bump(&self.w.stats.frontends[self.frontend].bad_requests);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.refused(*b"PD");
+        }
+        self.answer(Page::BadRequest, false, head_only).await
+    }
+
+    /// One try of the request: its server (picked, or the one whose slot it holds), a
+    /// connection, the exchange, and what the outcome says to do.
+    async fn try_server(&mut self, out: &mut Outgoing, state: &BackendState) -> Try {
+        let server = match self.server_for(out).await {
+            Ok(server) => server,
+            Err(next) => return Try::Done(next),
+        };
+        let (mut conn, reused) = match self.connect(out, server).await {
+            Ok(got) => got,
+            Err(timed_out) => return self.connect_failed(out, server, timed_out).await,
+        };
+        let w = Rc::clone(&self.w);
+        let be = w.shared.backend(self.backend);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.connected();
+        }
+        if !reused && !out.attempt.persisted() {
+            persist::remember(state, self.peer, server);
+        }
+        persist::response_fields(
+            be,
+            server,
+            &out.persisted,
+            self.head.method(),
+            &mut self.extra,
+        );
+        let outcome = self.send_and_relay(&mut conn, out).await;
+        if let (Some(picked), Some(at)) = (out.attempt.inflight(), outcome.responded_at) {
+            picked.responded(at);
+        }
+        if let Some(again) = self.try_again(out, server, reused, &outcome).await {
+            return again;
+        }
+        observe(be, state, server, seen(&outcome));
+        if let Some(log) = self.log.as_deref_mut() {
+            log.relayed(&outcome);
+        }
+        self.count_relayed(out, server, reused, &outcome);
+        Try::Done(self.judge(outcome, conn, server, out.head_only).await)
+    }
+
+    /// The server of this try: the one whose slot the request holds, else one picked for it
+    /// (`Err`: none could take it, answered 503).
+    async fn server_for(&mut self, out: &mut Outgoing) -> Result<usize, Next> {
+        if let Some(server) = out.attempt.server() {
+            return Ok(server);
+        }
+        let w = Rc::clone(&self.w);
+        let b = self.backend;
+        let placement = out.attempt.placement(out.persisted.server);
+        let picked = pick_server(&w, b, &self.head, self.buf.data(), self.peer, placement).await;
+        match picked {
+            Ok(picked) => {
+                if let Some(log) = self.log.as_deref_mut() {
+                    log.placed(picked.server());
+                }
+                Ok(out.attempt.hold(picked))
+            }
+            Err(refusal) => {
+                debug!(backend = %w.shared.backend(b).name, %refusal, "no server");
+                bump(&w.stats.backends[b].no_server);
+                if let Some(log) = self.log.as_deref_mut() {
+                    log.unplaced(refusal_state(&refusal));
+                }
+                Err(self
+                    .unavailable(out.sent, out.complete, out.head_only)
+                    .await)
+            }
+        }
+    }
+
+    /// A connection to `server` (true: reused from the pool); `Err` when it could not be opened
+    /// (true: timed out), logged.
+    async fn connect(
+        &mut self,
+        out: &mut Outgoing,
+        server: usize,
+    ) -> Result<(ServerConn, bool), bool> {
+        let w = Rc::clone(&self.w);
+        let b = self.backend;
+        let srv = &w.shared.backend(b).servers[server];
+        let host = self.head.host().map(|h| h.get(self.buf.data()));
+        let fresh = std::mem::take(&mut out.fresh);
+        let proxy = srv
+            .proxy_protocol
+            .map(|version| (version, origin(&self.io)));
+        match obtain(&w, b, server, fresh, host, proxy).await {
+            Ok(got) => Ok(got),
+            Err(e) => {
+                let backend = &w.shared.backend(b).name;
+                if e.is_tls() {
+                    warn!(%backend, server = %srv.name, error = %e, "connect failed");
+                } else {
+                    debug!(%backend, server = %srv.name, error = %e, "connect failed");
+                }
+                Err(matches!(e, upstream::ConnectError::Timeout { .. }))
+            }
+        }
+    }
+
+    /// After a failed connect to `server`: try again if retries allow, else answer 503.
+    async fn connect_failed(&mut self, out: &mut Outgoing, server: usize, timed_out: bool) -> Try {
+        let w = Rc::clone(&self.w);
+        if out
+            .attempt
+            .failed_to_connect(&w, server, timed_out, self.log.as_deref_mut())
+        {
+            return Try::Again;
+        }
+        Try::Done(
+            self.unavailable(out.sent, out.complete, out.head_only)
+                .await,
+        )
+    }
+
+    /// Whether the try is to be repeated although the exchange ran: the server refused the TLS
+    /// session of a new connection (handled as a failed connect), or a reused connection closed
+    /// before any response byte (sent again on a new one). `None`: the outcome stands.
+    async fn try_again(
+        &mut self,
+        out: &mut Outgoing,
+        server: usize,
+        reused: bool,
+        outcome: &Outcome,
+    ) -> Option<Try> {
+        let w = Rc::clone(&self.w);
+        let be = w.shared.backend(self.backend);
+        if let (false, Some(alert)) = (reused, refused_session(outcome)) {
+            warn!(backend = %be.name, server = %be.servers[server].name, ?alert,
+                "server refused the TLS session after the handshake (its client certificate check?)");
+            // Nothing reached the server's application. A request still whole in the buffer
+            // is handled as after a failed connect (retried, else 503); any other is answered
+            // as a fault (502).
+            if out.resendable {
+                return Some(self.connect_failed(out, server, false).await);
+            }
+        }
+        if let End::Failed {
+            fault: Fault::ServerClosed | Fault::ServerIo(_),
+            stage: Stage::Head,
+            received: false,
+        } = outcome.end
+        {
+            if reused && out.resendable && out.resends < MAX_RESENDS {
+                debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
+                out.resends += 1;
+                out.fresh = true;
+                if let Some(log) = self.log.as_deref_mut() {
+                    log.retried(false);
+                }
+                return Some(Try::Again);
+            }
+        }
+        None
+    }
+
+    /// Counts a relayed exchange on `server`: requests, reuse, and bytes both ways for the
+    /// server, its backend and the frontend.
+    fn count_relayed(&self, out: &Outgoing, server: usize, reused: bool, outcome: &Outcome) {
+        let stats = &self.w.stats;
+        let b = self.backend;
+        let (sc, bc, fc) = (
+            &stats.servers[b][server],
+            &stats.backends[b],
+            &stats.frontends[self.frontend],
+        );
+        bump(&sc.requests);
+        if reused {
+            bump(&sc.reused);
+        }
+        let (up, down) = (out.sent as u64 + outcome.uploaded, outcome.sent);
+        for (bytes_in, bytes_out) in [
+            (&sc.bytes_in, &sc.bytes_out),
+            (&bc.bytes_in, &bc.bytes_out),
+            (&fc.bytes_in, &fc.bytes_out),
+        ] {
+            add(bytes_in, up);
+            add(bytes_out, down);
+        }
+    }
+
+    /// Answers 503; the connection stays open if the whole request (`sent` bytes) was received.
+    async fn unavailable(&mut self, sent: usize, complete: bool, head_only: bool) -> Next {
+        if complete {
+            self.buf.consume(sent);
+        }
+        self.answer(Page::Unavailable, complete, head_only).await
+    }
+
+    /// Whether the server connection of the current request closes after the response
+    /// (`connection_mode` of the frontend or of the backend, see `tern_config::ConnectionMode`).
+    fn closes_server(&self) -> bool {
+        ConnectionMode::closes_server(
+            self.w.shared.frontend(self.frontend).connection_mode,
+            self.w.shared.backend(self.backend).connection_mode,
+        )
+    }
+
+    /// Writes the rewritten head and the body bytes that came with it into the output buffer,
+    /// which the relay sends first; the upload that follows.
+    fn write_head(&mut self, out: &Outgoing) -> Upload {
+        let expect = self.head.expect_continue() && !out.reader.is_done();
+        self.out.clear();
+        let close = self.closes_server();
+        let be = self.w.shared.backend(self.backend);
+        let edits = Edits {
+            cookie: persist::request_edit(be),
+            extra: if close { CLOSE_LINE } else { &[] },
+            headers: Some(&self.req_edits),
+        };
+        let (head, buf) = (&self.head, self.buf.data());
+        write_request_edited(head, buf, &self.fwd, &edits, &mut self.out);
+        self.out.extend_from_slice(&buf[out.hlen..out.sent]);
+        Upload::new(self.out.len(), out.reader.clone(), expect)
+    }
+
+    /// Sends the request on `conn` and relays the exchange.
+    async fn send_and_relay(&mut self, conn: &mut ServerConn, out: &Outgoing) -> Outcome {
+        let w = Rc::clone(&self.w);
+        let (fe, be) = (
+            w.shared.frontend(self.frontend),
+            w.shared.backend(self.backend),
+        );
+        // `httpclose` on the frontend: the response says `Connection: close`, as when draining.
+        let close_client = fe.connection_mode == ConnectionMode::Close;
+        let stopping = || close_client || w.is_stopping();
+        let info = self.head.info();
+        let up = self.write_head(out);
+        // Kept in the buffer while the request may have to be sent again; otherwise dropped now,
+        // and the buffer serves the upload.
+        let request_bytes = if out.resendable { out.sent } else { 0 };
+        if !out.resendable {
+            self.buf.consume(out.sent);
+        }
+        let relay = Relay::new(
+            ClientSide {
+                io: &mut self.io,
+                buf: &mut self.buf,
+                out: &mut self.out,
+                timer: &mut self.client_timer,
+                timeout: fe.timeouts.client,
+                extra: &self.extra,
+                rules: ResponseRules {
+                    backend: &be.http_response,
+                    frontend: &fe.http_response,
+                    conn: &self.conn,
+                    edits: &mut self.resp_edits,
+                },
+            },
+            ServerSide {
+                conn,
+                timer: &mut self.server_timer,
+                timeout: be.timeouts.server,
+            },
+            &stopping,
+            info,
+            up,
+            request_bytes,
+        );
+        Profiled::new(Kind::Response, relay.run()).await
+    }
+
+    /// Counts the outcome, returns the server connection to the pool when it is clean, and
+    /// answers or ends the client connection.
+    async fn judge(
+        &mut self,
+        outcome: Outcome,
+        conn: ServerConn,
+        server: usize,
+        head_only: bool,
+    ) -> Next {
+        let w = Rc::clone(&self.w);
+        let fc = &w.stats.frontends[self.frontend];
+        let bc = &w.stats.backends[self.backend];
+        if let Some(status) = outcome.status {
+            count_status(fc, status);
+        }
+        let (fault, stage) = match outcome.end {
+            End::Complete {
+                keep_client,
+                reuse_server,
+            } => {
+                if reuse_server && !self.closes_server() {
+                    w.pools.checkin(self.backend, server, conn);
+                }
+                return if keep_client {
+                    Next::KeepAlive
+                } else {
+                    Next::Close
+                };
+            }
+            End::Failed { fault, stage, .. } => (fault, stage),
+        };
+        drop(conn);
+        debug!(error = %fault, ?stage, "exchange failed");
+        let page = blame(fc, bc, &fault, stage);
+        match (stage, &fault) {
+            // A client that half-closed mid-body may still read the 400; one that reset cannot.
+            (Stage::Head, Fault::ClientIo(_)) => Next::Abort,
+            (Stage::Head, _) => self.answer(page, false, head_only).await,
+            _ => Next::Abort,
+        }
     }
 }
 

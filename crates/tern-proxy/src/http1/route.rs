@@ -18,7 +18,6 @@ use tern_h1::local::{write_page, write_reply, Page};
 use tern_h1::Method;
 
 use crate::http1::conn::{Next, Session};
-use crate::http1::forward::forward;
 use crate::listen::client::ClientStream;
 use crate::rules::facts::RequestFacts;
 use crate::rules::{self, Verdict};
@@ -44,7 +43,7 @@ impl<S: ClientStream> Session<S> {
             if let Some(Some(b)) = routing.fixed() {
                 if cfg.backends[b].http_request.is_empty() {
                     self.backend = b;
-                    return forward(self, hlen).await;
+                    return self.forward(hlen).await;
                 }
             }
         }
@@ -73,7 +72,7 @@ impl<S: ClientStream> Session<S> {
             (Verdict::Deny(status), _) => Answer::Denied(status),
             (Verdict::Return(action), _) => Answer::Returned(action),
             (Verdict::Pass, None) => Answer::NoBackend,
-            (Verdict::Pass, Some(_)) => return forward(self, hlen).await,
+            (Verdict::Pass, Some(_)) => return self.forward(hlen).await,
         };
         self.intercept(hlen, answer).await
     }
