@@ -81,12 +81,12 @@ enum Wait {
 }
 
 /// One client connection being served.
-pub(crate) struct Session<S> {
+pub(crate) struct H1Conn<S> {
     pub w: Rc<Worker>,
     /// The client's address (for `balance = "source"`).
     pub peer: IpAddr,
     pub frontend: usize,
-    /// The backend of the current request (chosen per request, see `dispatch.rs`).
+    /// The backend of the current request (chosen per request, see `route.rs`).
     pub backend: usize,
     /// What rules may read of the connection.
     pub conn: ConnFacts,
@@ -144,7 +144,7 @@ pub(crate) async fn serve<S: ClientStream>(
     } else {
         0
     };
-    let mut s = Session {
+    let mut s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
         frontend,
@@ -198,7 +198,7 @@ pub(crate) async fn serve<S: ClientStream>(
     s.close(end).await;
 }
 
-impl<S: ClientStream> Session<S> {
+impl<S: ClientStream> H1Conn<S> {
     pub(crate) fn counters(&self) -> &FrontendCounters {
         &self.w.stats.frontends[self.frontend]
     }
@@ -357,7 +357,7 @@ impl<S: ClientStream> Session<S> {
     }
 
     /// Writes an answer of tern's own with `status`, formatted by `write` (given whether the
-    /// connection closes after it); `keep_alive` as for [`Session::answer`], `consumed` when
+    /// connection closes after it); `keep_alive` as for [`H1Conn::answer`], `consumed` when
     /// the whole request was read (a close then needs no lingering).
     pub(crate) async fn respond(
         &mut self,

@@ -35,7 +35,7 @@ use crate::exchange::persist::{self, Persisted};
 use crate::exchange::pick::{pick_server, refusal_state};
 use crate::exchange::servers::BackendState;
 use crate::exchange::upstream::{self, ServerConn};
-use crate::http1::conn::{count_status, Next, Session};
+use crate::http1::conn::{count_status, H1Conn, Next};
 use crate::http1::relay::{
     ClientSide, End, Fault, Outcome, Relay, ResponseRules, ServerSide, Stage, Upload,
 };
@@ -141,7 +141,7 @@ enum Try {
     Done(Next),
 }
 
-impl<S: ClientStream> Session<S> {
+impl<S: ClientStream> H1Conn<S> {
     /// Forwards the request whose head (`hlen` bytes) is at the front of the session's buffer
     /// to a server of the backend routing chose, and relays the response.
     pub(crate) async fn forward(&mut self, hlen: usize) -> Next {

@@ -17,7 +17,7 @@ use tern_config::HttpAction;
 use tern_h1::local::{write_page, write_reply, Page};
 use tern_h1::Method;
 
-use crate::http1::conn::{Next, Session};
+use crate::http1::conn::{H1Conn, Next};
 use crate::listen::client::ClientStream;
 use crate::rules::facts::RequestFacts;
 use crate::rules::{self, Verdict};
@@ -30,7 +30,7 @@ enum Answer<'r> {
     NoBackend,
 }
 
-impl<S: ClientStream> Session<S> {
+impl<S: ClientStream> H1Conn<S> {
     /// Runs the request rules, chooses the backend and forwards the request whose head
     /// (`hlen` bytes) is at the front of the buffer, or answers it.
     pub(crate) async fn dispatch(&mut self, hlen: usize) -> Next {
