@@ -28,6 +28,7 @@ use std::rc::Rc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use tern_config::{Backend, ConnectionMode, Frontend, FrontendTimeouts};
 use tern_h1::local::{write_page, Page};
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
@@ -39,7 +40,7 @@ use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
 use crate::rules::facts::ConnFacts;
-use crate::stats::{bump, FrontendCounters};
+use crate::stats::{bump, BackendCounters, FrontendCounters};
 use crate::timer::{Idle, Timer};
 use crate::worker::Worker;
 
@@ -53,7 +54,7 @@ const LINGER_BYTES: usize = 256 * 1024;
 
 /// What happens to the client connection after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Next {
+pub(super) enum Next {
     /// Wait for the next request.
     KeepAlive,
     /// Close in order (TLS: close_notify).
@@ -80,32 +81,36 @@ enum Wait {
     Stop,
 }
 
-/// One client connection being served.
-pub(crate) struct H1Conn<S> {
-    pub w: Rc<Worker>,
+/// One HTTP/1.1 client connection being served, with the state of its current request.
+///
+/// Its fields are the HTTP/1.1 connection's own: the files of `http1/` (the loop here, routing,
+/// forwarding) use them directly, the relay borrows several at once, and nothing outside the
+/// module sees them. Settings and counters are reached through the accessors below.
+pub(super) struct H1Conn<S> {
+    pub(super) w: Rc<Worker>,
     /// The client's address (for `balance = "source"`).
-    pub peer: IpAddr,
-    pub frontend: usize,
+    pub(super) peer: IpAddr,
+    pub(super) frontend: usize,
     /// The backend of the current request (chosen per request, see `route.rs`).
-    pub backend: usize,
+    pub(super) backend: usize,
     /// What rules may read of the connection.
-    pub conn: ConnFacts,
+    pub(super) conn: ConnFacts,
     /// Header rules' edits of the current request and of its response.
-    pub req_edits: HeaderEdits,
-    pub resp_edits: HeaderEdits,
-    pub io: S,
-    pub buf: Buffer,
+    pub(super) req_edits: HeaderEdits,
+    pub(super) resp_edits: HeaderEdits,
+    pub(super) io: S,
+    pub(super) buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
-    pub out: Vec<u8>,
+    pub(super) out: Vec<u8>,
     /// What cookie persistence adds to or changes in the current response.
-    pub extra: crate::exchange::persist::Reply,
-    pub head: RequestHead,
-    pub fwd: Forwarding,
-    pub limits: Limits,
-    pub client_timer: Timer,
-    pub server_timer: Timer,
+    pub(super) extra: crate::exchange::persist::Reply,
+    pub(super) head: RequestHead,
+    pub(super) fwd: Forwarding,
+    pub(super) limits: Limits,
+    pub(super) client_timer: Timer,
+    pub(super) server_timer: Timer,
     /// The access log's record of the connection; `None` when the frontend does not log.
-    pub log: Option<Box<Tracker>>,
+    pub(super) log: Option<Box<Tracker>>,
 }
 
 /// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
@@ -199,18 +204,33 @@ pub(crate) async fn serve<S: ClientStream>(
 }
 
 impl<S: ClientStream> H1Conn<S> {
-    pub(crate) fn counters(&self) -> &FrontendCounters {
+    /// The frontend this connection came in on.
+    pub(super) fn frontend_config(&self) -> &Frontend {
+        self.w.shared.frontend(self.frontend)
+    }
+
+    /// The backend routing chose for the current request.
+    pub(super) fn backend_config(&self) -> &Backend {
+        self.w.shared.backend(self.backend)
+    }
+
+    /// The frontend's counters, this worker's block.
+    pub(super) fn counters(&self) -> &FrontendCounters {
         &self.w.stats.frontends[self.frontend]
+    }
+
+    /// The current request's backend's counters, this worker's block.
+    pub(super) fn backend_counters(&self) -> &BackendCounters {
+        &self.w.stats.backends[self.backend]
     }
 
     /// Whether the frontend closes every client connection after a response (`httpclose`).
     fn closes_client(&self) -> bool {
-        let fe = self.w.shared.frontend(self.frontend);
-        fe.connection_mode == tern_config::ConnectionMode::Close
+        self.frontend_config().connection_mode == ConnectionMode::Close
     }
 
-    fn timeouts(&self) -> tern_config::FrontendTimeouts {
-        self.w.shared.frontend(self.frontend).timeouts
+    fn timeouts(&self) -> FrontendTimeouts {
+        self.frontend_config().timeouts
     }
 
     /// Waits for a complete request head (see the module docs for the timeouts).
@@ -276,7 +296,7 @@ impl<S: ClientStream> H1Conn<S> {
             let (termination, why) = missing(&wait);
             log.no_request(termination, why);
         }
-        let c = &self.w.stats.frontends[self.frontend];
+        let c = self.counters();
         match wait {
             Wait::Head(_) | Wait::Stop => Next::Close,
             Wait::Closed(None) => Next::Abort,
@@ -314,12 +334,15 @@ impl<S: ClientStream> H1Conn<S> {
         if let Some(log) = self.log.as_deref_mut() {
             log.request(&self.head, self.buf.data(), hlen);
         }
-        let fe = self.w.shared.frontend(self.frontend);
-        let is_monitor = fe.monitor_uri.as_deref().is_some_and(|uri| {
-            let path = self.head.path().get(self.buf.data());
-            let path = path.split(|&b| b == b'?').next().unwrap_or_default();
-            path == uri.as_bytes() || (path.is_empty() && uri == "/")
-        });
+        let is_monitor = self
+            .frontend_config()
+            .monitor_uri
+            .as_deref()
+            .is_some_and(|uri| {
+                let path = self.head.path().get(self.buf.data());
+                let path = path.split(|&b| b == b'?').next().unwrap_or_default();
+                path == uri.as_bytes() || (path.is_empty() && uri == "/")
+            });
         if !is_monitor {
             return self.dispatch(hlen).await;
         }
@@ -332,7 +355,7 @@ impl<S: ClientStream> H1Conn<S> {
 
     /// Drops the current request (head of `hlen` bytes) from the buffer if its body is all
     /// there: a request answered by tern can be consumed only then. Whether it was.
-    pub(crate) fn consume_request(&mut self, hlen: usize) -> bool {
+    pub(super) fn consume_request(&mut self, hlen: usize) -> bool {
         let mut body = self.head.body_reader(&self.limits);
         match body.advance(&self.buf.data()[hlen..]) {
             Ok(p) if p.done => {
@@ -346,7 +369,7 @@ impl<S: ClientStream> H1Conn<S> {
     /// Writes a page of tern's own as the answer to the current request (or to a request
     /// that could not be read); `keep_alive` when the request was consumed and the client may
     /// send another, `head_only` for a HEAD request.
-    pub(crate) async fn answer(&mut self, page: Page, keep_alive: bool, head_only: bool) -> Next {
+    pub(super) async fn answer(&mut self, page: Page, keep_alive: bool, head_only: bool) -> Next {
         // Monitor requests are answered only once consumed; the others may have been refused
         // with bytes left unread.
         let consumed = page == Page::Monitor;
@@ -359,7 +382,7 @@ impl<S: ClientStream> H1Conn<S> {
     /// Writes an answer of tern's own with `status`, formatted by `write` (given whether the
     /// connection closes after it); `keep_alive` as for [`H1Conn::answer`], `consumed` when
     /// the whole request was read (a close then needs no lingering).
-    pub(crate) async fn respond(
+    pub(super) async fn respond(
         &mut self,
         status: u16,
         keep_alive: bool,
@@ -385,7 +408,7 @@ impl<S: ClientStream> H1Conn<S> {
 
     /// Writes `out` to the client and flushes, under the `client` inactivity timeout; `last`
     /// when the connection closes after it.
-    pub(crate) async fn write_out(&mut self, last: bool) -> io::Result<()> {
+    pub(super) async fn write_out(&mut self, last: bool) -> io::Result<()> {
         let timeout = self.timeouts().client;
         let mut pos = 0;
         let mut idle = Idle::default();
@@ -481,7 +504,7 @@ fn missing(wait: &Wait) -> ([u8; 2], &'static str) {
 }
 
 /// Counts a response by status class.
-pub(crate) fn count_status(c: &FrontendCounters, status: u16) {
+pub(super) fn count_status(c: &FrontendCounters, status: u16) {
     let counter = match status {
         100..=199 => &c.resp_1xx,
         200..=299 => &c.resp_2xx,

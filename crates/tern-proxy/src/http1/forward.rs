@@ -144,10 +144,10 @@ enum Try {
 impl<S: ClientStream> H1Conn<S> {
     /// Forwards the request whose head (`hlen` bytes) is at the front of the session's buffer
     /// to a server of the backend routing chose, and relays the response.
-    pub(crate) async fn forward(&mut self, hlen: usize) -> Next {
+    pub(super) async fn forward(&mut self, hlen: usize) -> Next {
         let w = Rc::clone(&self.w);
         let b = self.backend;
-        bump(&w.stats.backends[b].requests);
+        bump(&self.backend_counters().requests);
         let head_only = self.head.method() == Method::Head;
         // The body bytes that arrived with the head leave with it.
         let mut reader = self.head.body_reader(&self.limits);
@@ -190,7 +190,7 @@ impl<S: ClientStream> H1Conn<S> {
     /// Answers 400 to a request whose body framing is invalid from its first bytes.
     async fn refuse_body(&mut self, e: H1Error, head_only: bool) -> Next {
         debug!(error = %e, "invalid request body");
-        bump(&self.w.stats.frontends[self.frontend].bad_requests);
+        bump(&self.counters().bad_requests);
         if let Some(log) = self.log.as_deref_mut() {
             log.refused(*b"PD");
         }
@@ -257,7 +257,7 @@ impl<S: ClientStream> H1Conn<S> {
             }
             Err(refusal) => {
                 debug!(backend = %w.shared.backend(b).name, %refusal, "no server");
-                bump(&w.stats.backends[b].no_server);
+                bump(&self.backend_counters().no_server);
                 if let Some(log) = self.log.as_deref_mut() {
                     log.unplaced(refusal_state(&refusal));
                 }
@@ -390,8 +390,8 @@ impl<S: ClientStream> H1Conn<S> {
     /// (`connection_mode` of the frontend or of the backend, see `tern_config::ConnectionMode`).
     fn closes_server(&self) -> bool {
         ConnectionMode::closes_server(
-            self.w.shared.frontend(self.frontend).connection_mode,
-            self.w.shared.backend(self.backend).connection_mode,
+            self.frontend_config().connection_mode,
+            self.backend_config().connection_mode,
         )
     }
 
@@ -401,6 +401,7 @@ impl<S: ClientStream> H1Conn<S> {
         let expect = self.head.expect_continue() && !out.reader.is_done();
         self.out.clear();
         let close = self.closes_server();
+        // Borrows the worker's field only, not the whole session: `out` is written below.
         let be = self.w.shared.backend(self.backend);
         let edits = Edits {
             cookie: persist::request_edit(be),

@@ -33,7 +33,7 @@ enum Answer<'r> {
 impl<S: ClientStream> H1Conn<S> {
     /// Runs the request rules, chooses the backend and forwards the request whose head
     /// (`hlen` bytes) is at the front of the buffer, or answers it.
-    pub(crate) async fn dispatch(&mut self, hlen: usize) -> Next {
+    pub(super) async fn dispatch(&mut self, hlen: usize) -> Next {
         let w = Rc::clone(&self.w);
         let cfg = w.shared.config();
         let fe = &cfg.frontends[self.frontend];
@@ -82,7 +82,7 @@ impl<S: ClientStream> H1Conn<S> {
         let consumed = self.consume_request(hlen);
         let keep = consumed && self.head.keep_alive();
         let head_only = self.head.method() == Method::Head;
-        let c = &self.w.stats.frontends[self.frontend];
+        let c = self.counters();
         // HAProxy's termination states: refused by a rule (`PR`), answered locally (`LR`),
         // no server for it (`SC`).
         let (counter, state) = match answer {
