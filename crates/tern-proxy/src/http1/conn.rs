@@ -344,7 +344,7 @@ impl<S: ClientStream> H1Conn<S> {
                 path == uri.as_bytes() || (path.is_empty() && uri == "/")
             });
         if !is_monitor {
-            return self.dispatch(hlen).await;
+            return self.route(hlen).await;
         }
         bump(&self.counters().monitor);
         let consumed = self.consume_request(hlen);

@@ -1,15 +1,15 @@
-//! Between a parsed request head and the exchange with a server: the request rules and the
-//! backend choice ([`crate::rules`]), and the answers rules give themselves.
+//! Routing an HTTP/1.1 request: between its parsed head and the exchange with a server.
 //!
-//! The frontend's `http_request` rules run first, then `use_backend` chooses the backend (the
-//! first rule that holds, else `default_backend`), then that backend's `http_request` rules.
-//! A `deny` answers tern's page of its status, a `return` its own response; a request no rule
-//! routes, on a frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep
-//! the connection open when the whole request (body included) was already received, like the
-//! monitor URI's.
+//! The decision is [`rules::route_request`]'s, which knows no protocol: the frontend's
+//! `http_request` rules run first, then `use_backend` names the backend (the first rule that
+//! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
+//! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
+//! `return` its own response; a request no rule routes, on a frontend without
+//! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
+//! whole request (body included) was already received, like the monitor URI's.
 //!
 //! A frontend without rules, routing to a backend without rules, goes straight to the
-//! exchange: no fact is read, nothing is evaluated.
+//! exchange: no fact is read, nothing is evaluated ([`rules::Routing::without_rules`]).
 
 use std::rc::Rc;
 
@@ -31,21 +31,17 @@ enum Answer<'r> {
 }
 
 impl<S: ClientStream> H1Conn<S> {
-    /// Runs the request rules, chooses the backend and forwards the request whose head
-    /// (`hlen` bytes) is at the front of the buffer, or answers it.
-    pub(super) async fn dispatch(&mut self, hlen: usize) -> Next {
+    /// Routes the request whose head (`hlen` bytes) is at the front of the buffer (its rules
+    /// and its backend, [`rules::route_request`]) and forwards it, or answers it.
+    pub(super) async fn route(&mut self, hlen: usize) -> Next {
         let w = Rc::clone(&self.w);
         let cfg = w.shared.config();
         let fe = &cfg.frontends[self.frontend];
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();
-        if fe.http_request.is_empty() {
-            if let Some(Some(b)) = routing.fixed() {
-                if cfg.backends[b].http_request.is_empty() {
-                    self.backend = b;
-                    return self.forward(hlen).await;
-                }
-            }
+        if let Some(b) = routing.without_rules(cfg, fe) {
+            self.backend = b;
+            return self.forward(hlen).await;
         }
         let facts = RequestFacts {
             head: &self.head,
@@ -53,15 +49,8 @@ impl<S: ClientStream> H1Conn<S> {
             conn: &self.conn,
             sni: self.io.sni(),
         };
-        let mut verdict = rules::on_request(&fe.http_request, &facts, &mut self.req_edits);
-        let mut backend = None;
-        if verdict == Verdict::Pass {
-            backend = routing.choose(&fe.use_backend, &facts);
-            if let Some(b) = backend {
-                let be_rules = &cfg.backends[b].http_request;
-                verdict = rules::on_request(be_rules, &facts, &mut self.req_edits);
-            }
-        }
+        let (verdict, backend) =
+            rules::route_request(cfg, fe, routing, &facts, &mut self.req_edits);
         if let Some(b) = backend {
             self.backend = b;
             if let Some(log) = self.log.as_deref_mut() {

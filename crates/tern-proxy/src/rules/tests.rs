@@ -47,7 +47,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         sni,
     };
     routing[0]
-        .choose(&cfg.frontends[0].use_backend, &facts)
+        .use_backend(&cfg.frontends[0].use_backend, &facts)
         .map(|b| cfg.backends[b].name.as_str())
 }
 
