@@ -2,7 +2,7 @@
 //!
 //! A [`Tracker`] lives in the session while the access log is on for its frontend. The data
 //! path calls it at the phase boundaries (each call site is one `if let Some(..)`): head bytes
-//! arrived, head complete, server placed, connected, relayed or answered; it reads the clock at
+//! arrived, head complete, server picked, connected, relayed or answered; it reads the clock at
 //! those points only and keeps the durations in microseconds. [`Tracker::emit`] turns the
 //! request into a [`Record`], hands it to the queue and starts over for the next request on
 //! the connection.
@@ -37,7 +37,7 @@ pub(crate) struct Tracker {
     wait_from: Instant,
     /// When its first byte arrived.
     first_byte: Option<Instant>,
-    /// The last phase boundary (head complete, server placed, connected).
+    /// The last phase boundary (head complete, server picked, connected).
     mark: Instant,
     /// Time spent in connection attempts that failed, counted in `Tc` if one succeeds.
     failed_connects: i64,
@@ -146,7 +146,7 @@ impl Tracker {
     }
 
     /// A server was chosen (after the queue, if the request waited).
-    pub(crate) fn placed(&mut self, server: usize) {
+    pub(crate) fn picked(&mut self, server: usize) {
         let lap = self.lap();
         add(&mut self.record.timers.queue, lap);
         self.server = Some(server);
@@ -158,7 +158,7 @@ impl Tracker {
     }
 
     /// No server could take the request (answered 503): `termination` says why.
-    pub(crate) fn unplaced(&mut self, termination: [u8; 2]) {
+    pub(crate) fn no_server(&mut self, termination: [u8; 2]) {
         let lap = self.lap();
         add(&mut self.record.timers.queue, lap);
         self.record.termination = termination;

@@ -163,7 +163,7 @@ impl<S: ClientStream> H1Conn<S> {
         }
         let Some(state) = w.balancers.state(b) else {
             if let Some(log) = self.log.as_deref_mut() {
-                log.unplaced(*b"SC");
+                log.no_server(*b"SC");
             }
             return self.unavailable(sent, first.done, head_only).await;
         };
@@ -251,7 +251,7 @@ impl<S: ClientStream> H1Conn<S> {
         match picked {
             Ok(picked) => {
                 if let Some(log) = self.log.as_deref_mut() {
-                    log.placed(picked.server());
+                    log.picked(picked.server());
                 }
                 Ok(out.attempt.hold(picked))
             }
@@ -259,7 +259,7 @@ impl<S: ClientStream> H1Conn<S> {
                 debug!(backend = %w.shared.backend(b).name, %refusal, "no server");
                 bump(&self.backend_counters().no_server);
                 if let Some(log) = self.log.as_deref_mut() {
-                    log.unplaced(refusal_state(&refusal));
+                    log.no_server(refusal_state(&refusal));
                 }
                 Err(self
                     .unavailable(out.sent, out.complete, out.head_only)
