@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tern_balance::{
-    Algorithm, Balancer, HashKey, HashType, KeySource, Method, NoServer, PickContext, ServerId,
-    ServerSpec,
+    Algorithm, BalanceMethod, Balancer, HashKey, HashType, KeySource, NoServer, PickContext,
+    ServerId, ServerSpec,
 };
 use tern_config::{self as config, Backend};
 use tern_h1::RequestHead;
@@ -353,13 +353,13 @@ fn header<'a>(head: &RequestHead, buf: &'a [u8], name: &[u8]) -> Option<&'a [u8]
 }
 
 /// The balancing core's method for a configured algorithm.
-fn method(balance: &config::Balance) -> Method {
+fn method(balance: &config::Balance) -> BalanceMethod {
     match balance {
-        config::Balance::RoundRobin => Method::RoundRobin,
-        config::Balance::StaticRoundRobin => Method::StaticRoundRobin,
-        config::Balance::LeastConn => Method::LeastConn,
-        config::Balance::First => Method::First,
-        config::Balance::Hash { key, hash_type } => Method::Hash {
+        config::Balance::RoundRobin => BalanceMethod::RoundRobin,
+        config::Balance::StaticRoundRobin => BalanceMethod::StaticRoundRobin,
+        config::Balance::LeastConn => BalanceMethod::LeastConn,
+        config::Balance::First => BalanceMethod::First,
+        config::Balance::Hash { key, hash_type } => BalanceMethod::Hash {
             key: match key {
                 config::HashKey::Source => HashKey::Source,
                 config::HashKey::Uri { whole } => HashKey::Uri { whole: *whole },
@@ -373,9 +373,9 @@ fn method(balance: &config::Balance) -> Method {
                 },
             },
         },
-        config::Balance::Random { draws } => Method::Random { draws: *draws },
-        config::Balance::Ewma { decay } => match Method::ewma() {
-            Method::Ewma { initial_rtt, .. } => Method::Ewma {
+        config::Balance::Random { draws } => BalanceMethod::Random { draws: *draws },
+        config::Balance::Ewma { decay } => match BalanceMethod::ewma() {
+            BalanceMethod::Ewma { initial_rtt, .. } => BalanceMethod::Ewma {
                 decay: *decay,
                 initial_rtt,
             },
