@@ -376,7 +376,10 @@ pub enum Balance {
     /// The first server in configuration order (`first`).
     First,
     /// A hash of a request key (`source`, `uri`, `hdr(NAME)`, `url_param(NAME)`).
-    Hash { key: HashKey, hash_type: HashType },
+    Hash {
+        key: BalanceKey,
+        hash_type: BalanceHashType,
+    },
     /// The least loaded of `draws` weighted random servers (`random`, `random(N)`).
     Random { draws: u32 },
     /// Peak-EWMA of response time × requests in flight, best of two (`ewma`).
@@ -385,7 +388,7 @@ pub enum Balance {
 
 /// What a hashing `balance` hashes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HashKey {
+pub enum BalanceKey {
     /// The client's IP address (`source`).
     Source,
     /// The request path (`uri`), with the query string when `whole` (`uri whole`).
@@ -398,7 +401,7 @@ pub enum HashKey {
 
 /// How a hash maps to a server (`hash_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashType {
+pub enum BalanceHashType {
     /// Modulo a weighted table: exact shares, but any change moves most keys (`map-based`).
     MapBased,
     /// A hash ring: a change moves about 1/N of the keys (`consistent`). `balance_factor` is 0

@@ -361,14 +361,14 @@ fn method(balance: &config::Balance) -> BalanceMethod {
         config::Balance::First => BalanceMethod::First,
         config::Balance::Hash { key, hash_type } => BalanceMethod::Hash {
             key: match key {
-                config::HashKey::Source => HashKey::Source,
-                config::HashKey::Uri { whole } => HashKey::Uri { whole: *whole },
-                config::HashKey::UrlParam(name) => HashKey::UrlParam(name.as_str().into()),
-                config::HashKey::Header(name) => HashKey::Header(name.as_str().into()),
+                config::BalanceKey::Source => HashKey::Source,
+                config::BalanceKey::Uri { whole } => HashKey::Uri { whole: *whole },
+                config::BalanceKey::UrlParam(name) => HashKey::UrlParam(name.as_str().into()),
+                config::BalanceKey::Header(name) => HashKey::Header(name.as_str().into()),
             },
             hash_type: match hash_type {
-                config::HashType::MapBased => HashType::MapBased,
-                config::HashType::Consistent { balance_factor } => HashType::Consistent {
+                config::BalanceHashType::MapBased => HashType::MapBased,
+                config::BalanceHashType::Consistent { balance_factor } => HashType::Consistent {
                     balance_factor: *balance_factor,
                 },
             },
