@@ -178,7 +178,7 @@ pub struct Backend {
     /// Cookie persistence (`cookie`); `None` when off.
     pub cookie: Option<CookiePersistence>,
     /// Source-address stickiness (`stick`); `None` when off.
-    pub stick: Option<StickTable>,
+    pub stick: Option<Stickiness>,
     /// Passive health checks on live traffic (`observe`); `None` when off.
     pub observe: Option<Observe>,
     /// Time over which a server coming back up ramps from a small weight to its own
@@ -250,7 +250,7 @@ pub enum CookieMode {
 
 /// Source-address stickiness (`stick = { on = "source", size, expire }`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StickTable {
+pub struct Stickiness {
     /// Most client addresses remembered; the least recently seen is forgotten first.
     pub size: usize,
     /// An entry not used for this long is forgotten.
