@@ -21,7 +21,7 @@ use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::ServerConn;
 
 #[derive(Debug)]
-struct Idle {
+struct IdleConn {
     conn: ServerConn,
     since: Instant,
 }
@@ -29,7 +29,7 @@ struct Idle {
 /// All idle server connections of one worker, indexed by backend then server.
 #[derive(Debug)]
 pub(crate) struct Pools {
-    idle: RefCell<Vec<Vec<Vec<Idle>>>>,
+    idle: RefCell<Vec<Vec<Vec<IdleConn>>>>,
     settings: Vec<PoolSettings>,
 }
 
@@ -63,7 +63,7 @@ impl Pools {
         let max_age = self.settings.get(backend)?.idle_timeout;
         let mut idle = self.idle.borrow_mut();
         let list = idle.get_mut(backend)?.get_mut(server)?;
-        let fits = |c: &Idle| c.conn.key.as_deref() == key && c.conn.origin == origin;
+        let fits = |c: &IdleConn| c.conn.key.as_deref() == key && c.conn.origin == origin;
         // Bounded: each round removes one connection.
         while let Some(at) = list.iter().rposition(fits) {
             let mut c = list.remove(at);
@@ -85,7 +85,7 @@ impl Pools {
             return;
         };
         if list.len() < settings.max_idle_per_server {
-            list.push(Idle {
+            list.push(IdleConn {
                 conn,
                 since: Instant::now(),
             });

@@ -66,7 +66,7 @@ pub(super) enum Next {
 }
 
 /// What the wait for a request head ended with.
-enum Wait {
+enum HeadWait {
     /// A complete head of this many bytes at the front of the buffer.
     Head(usize),
     /// The client closed or reset the connection.
@@ -180,7 +180,7 @@ pub(crate) async fn serve<S: ClientStream>(
     let mut first = true;
     let end = loop {
         let hlen = match s.wait_head(first, accepted, stop.as_mut()).await {
-            Wait::Head(n) => n,
+            HeadWait::Head(n) => n,
             wait => {
                 let next = s.no_request(wait, peer).await;
                 if let Some(log) = s.log.as_deref_mut().filter(|log| log.seen()) {
@@ -239,7 +239,7 @@ impl<S: ClientStream> H1Conn<S> {
         first: bool,
         accepted: Instant,
         mut stop: Pin<&mut impl Future<Output = ()>>,
-    ) -> Wait {
+    ) -> HeadWait {
         let t = self.timeouts();
         let mut idle = Idle::default();
         let mut head_since = Idle::default();
@@ -250,22 +250,22 @@ impl<S: ClientStream> H1Conn<S> {
             loop {
                 if !self.buf.is_empty() {
                     match parse_request(self.buf.data(), &self.limits, &mut self.head) {
-                        Ok(Status::Complete(n)) => return Poll::Ready(Wait::Head(n)),
+                        Ok(Status::Complete(n)) => return Poll::Ready(HeadWait::Head(n)),
                         Ok(Status::Partial) => {}
-                        Err(e) => return Poll::Ready(Wait::Invalid(e)),
+                        Err(e) => return Poll::Ready(HeadWait::Invalid(e)),
                     }
                 }
                 match self.buf.poll_read_from(&mut self.io, cx) {
-                    Poll::Ready(Ok(0)) => return Poll::Ready(Wait::Closed(None)),
+                    Poll::Ready(Ok(0)) => return Poll::Ready(HeadWait::Closed(None)),
                     Poll::Ready(Ok(_)) => {
                         if let Some(log) = self.log.as_deref_mut() {
                             log.arrived();
                         }
                     }
                     Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::OutOfMemory => {
-                        return Poll::Ready(Wait::Invalid(H1Error::HeadTooLarge));
+                        return Poll::Ready(HeadWait::Invalid(H1Error::HeadTooLarge));
                     }
-                    Poll::Ready(Err(e)) => return Poll::Ready(Wait::Closed(Some(e))),
+                    Poll::Ready(Err(e)) => return Poll::Ready(HeadWait::Closed(Some(e))),
                     Poll::Pending => break,
                 }
             }
@@ -273,14 +273,17 @@ impl<S: ClientStream> H1Conn<S> {
             // The stop future completes only after `closes_idle` turned true, so it is never
             // polled again once it has completed.
             if !started && (self.w.closes_idle() || stop.as_mut().poll(cx).is_ready()) {
-                return Poll::Ready(Wait::Stop);
+                return Poll::Ready(HeadWait::Stop);
             }
             let (deadline, expired) = if started {
-                (head_since.deadline(t.http_request), Wait::RequestTimeout)
+                (
+                    head_since.deadline(t.http_request),
+                    HeadWait::RequestTimeout,
+                )
             } else if first {
-                (accepted + t.http_request, Wait::RequestTimeout)
+                (accepted + t.http_request, HeadWait::RequestTimeout)
             } else {
-                (idle.deadline(t.keep_alive), Wait::Idle)
+                (idle.deadline(t.keep_alive), HeadWait::Idle)
             };
             match self.client_timer.poll_at(deadline, cx) {
                 Poll::Ready(()) => Poll::Ready(expired),
@@ -291,23 +294,23 @@ impl<S: ClientStream> H1Conn<S> {
     }
 
     /// The connection ended without a request to serve: count why, answer if due.
-    async fn no_request(&mut self, wait: Wait, peer: SocketAddr) -> Next {
+    async fn no_request(&mut self, wait: HeadWait, peer: SocketAddr) -> Next {
         if let Some(log) = self.log.as_deref_mut() {
             let (termination, why) = missing(&wait);
             log.no_request(termination, why);
         }
         let c = self.counters();
         match wait {
-            Wait::Head(_) | Wait::Stop => Next::Close,
-            Wait::Closed(None) => Next::Abort,
-            Wait::Closed(Some(e)) => {
+            HeadWait::Head(_) | HeadWait::Stop => Next::Close,
+            HeadWait::Closed(None) => Next::Abort,
+            HeadWait::Closed(Some(e)) => {
                 if !self.buf.is_empty() {
                     bump(&c.client_aborts);
                 }
                 debug!(%peer, error = %e, "client connection failed");
                 Next::Abort
             }
-            Wait::Invalid(e) => {
+            HeadWait::Invalid(e) => {
                 bump(if e.is_too_large() {
                     &c.head_too_large
                 } else {
@@ -317,11 +320,11 @@ impl<S: ClientStream> H1Conn<S> {
                 self.answer(Page::for_status(e.request_status()), false, false)
                     .await
             }
-            Wait::RequestTimeout => {
+            HeadWait::RequestTimeout => {
                 bump(&c.request_timeouts);
                 self.answer(Page::RequestTimeout, false, false).await
             }
-            Wait::Idle => {
+            HeadWait::Idle => {
                 bump(&c.keepalive_timeouts);
                 Next::Close
             }
@@ -493,13 +496,15 @@ impl<S: ClientStream> H1Conn<S> {
 
 /// The access log's termination state and reason for a connection that ended without a
 /// request (logged only if bytes of one had arrived, or tern answered).
-fn missing(wait: &Wait) -> ([u8; 2], &'static str) {
+fn missing(wait: &HeadWait) -> ([u8; 2], &'static str) {
     match wait {
-        Wait::Invalid(e) if e.is_too_large() => (*b"PR", "head_too_large"),
-        Wait::Invalid(e) if e.request_status() == 501 => (*b"PR", "not_implemented"),
-        Wait::Invalid(_) => (*b"PR", "bad_request"),
-        Wait::RequestTimeout => (*b"cR", "request_timeout"),
-        Wait::Head(_) | Wait::Closed(_) | Wait::Idle | Wait::Stop => (*b"CR", "client_closed"),
+        HeadWait::Invalid(e) if e.is_too_large() => (*b"PR", "head_too_large"),
+        HeadWait::Invalid(e) if e.request_status() == 501 => (*b"PR", "not_implemented"),
+        HeadWait::Invalid(_) => (*b"PR", "bad_request"),
+        HeadWait::RequestTimeout => (*b"cR", "request_timeout"),
+        HeadWait::Head(_) | HeadWait::Closed(_) | HeadWait::Idle | HeadWait::Stop => {
+            (*b"CR", "client_closed")
+        }
     }
 }
 
