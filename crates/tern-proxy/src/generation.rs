@@ -38,7 +38,7 @@ pub struct BoundBind {
 #[derive(Debug)]
 pub struct ProxyHandle {
     binds: Vec<BoundBind>,
-    /// Rebuilds the TLS binds' certificates and hands them to the workers (`tls_reload.rs`).
+    /// Rebuilds the TLS binds' certificates and hands them to the workers (`tls/reload.rs`).
     reloader: Arc<Reloader>,
     workers: Vec<JoinHandle<()>>,
     /// The health checker thread, when some server is checked.
@@ -77,7 +77,7 @@ impl ProxyHandle {
     }
 
     /// `show tls`: every TLS bind with its certificates as loaded (start-up or the last reload)
-    /// and its resumption state (`tls_info.rs`).
+    /// and its resumption state (`tls/info.rs`).
     pub fn tls_info(&self) -> Vec<BindTlsInfo> {
         self.reloader.tls_info()
     }
@@ -127,7 +127,7 @@ impl ProxyHandle {
     }
 
     /// What a next generation needs from this one: duplicates of the listening sockets, the
-    /// servers' state and the TLS session caches (handover.rs).
+    /// servers' state and the TLS session caches (generation/handover.rs).
     pub fn handover(&self) -> std::io::Result<Inherit> {
         let listeners = self
             .sockets

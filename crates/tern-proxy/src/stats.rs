@@ -155,7 +155,7 @@ counters! {
 #[derive(Debug)]
 pub struct WorkerStats {
     pub frontends: Vec<FrontendCounters>,
-    /// TLS handshake details of each frontend (`tls_stats.rs`).
+    /// TLS handshake details of each frontend (`tls/stats.rs`).
     pub tls: Vec<TlsCounters>,
     pub backends: Vec<BackendCounters>,
     pub servers: Vec<Vec<ServerCounters>>,
@@ -204,7 +204,7 @@ pub fn add(counter: &AtomicU64, n: u64) {
 pub struct Stats {
     pub(crate) workers: Vec<Arc<WorkerStats>>,
     pub(crate) states: Arc<Vec<BackendState>>,
-    /// Certificate reloads (tls_reload.rs).
+    /// Certificate reloads (tls/reload.rs).
     pub(crate) reloads: Arc<ReloadCounters>,
     /// The access log, whose counters are process-wide (shared by generations).
     pub(crate) access_log: Option<crate::AccessLog>,

@@ -1,5 +1,5 @@
 //! TLS termination on the client side: the handshake of an accepted connection and everything
-//! around it, up to an established [`stream::TlsStream`] that a protocol serves.
+//! around it, up to an established TLS stream (`stream.rs`) that a protocol serves.
 //!
 //! Nothing here knows HTTP: the handshake hands over a byte stream, so any protocol served over
 //! TLS can reuse all of it. The TLS of connections to servers is on the other side, in

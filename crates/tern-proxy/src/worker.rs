@@ -8,8 +8,8 @@
 //! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
 //!
 //! With `handshake_offload`, a worker starts a low-priority offload thread that takes its TLS
-//! listeners and hands it connections once their handshake is complete (`offload.rs`); the
-//! accept loop both run is `accept.rs`.
+//! listeners and hands it connections once their handshake is complete (`tls/offload.rs`);
+//! the accept loop both run is `listen/accept.rs`.
 
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};

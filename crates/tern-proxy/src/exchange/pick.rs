@@ -3,8 +3,9 @@
 //! every usable server is full, the request waits in the backend's queue for a slot.
 //!
 //! Protocol-neutral but for one thing: hashing algorithms read their key (path, query, a
-//! header) from the request's parsed HTTP/1.1 head ([`tern_h1::RequestHead`]), as
-//! [`Balancers::pick`] does; a second protocol hands its own head to a key reader there.
+//! header) from the request's parsed HTTP/1.1 head ([`tern_h1::RequestHead`]) in
+//! [`crate::exchange::balance::Balancers::pick`]; a second protocol is to hand its own head to
+//! the key reader there (`Need::context`).
 
 use std::net::IpAddr;
 

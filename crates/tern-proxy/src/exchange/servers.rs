@@ -1,7 +1,7 @@
 //! What all workers must agree on about a backend's servers: health, effective weight, slots
 //! under `maxconn`, the queue of requests waiting for a slot, and the stickiness table.
 //!
-//! Balancing itself stays per worker (crate::exchange::balance); this is the small part that cannot.
+//! Balancing itself stays per worker (`balance.rs`); this is the small part that cannot.
 //! - **Health and weight** are written by the health checker (crate::health) and read by every
 //!   worker. A worker does not load every server's state on every pick: the checker bumps the
 //!   backend's `generation` after a change, and a worker resynchronises its own balancer when

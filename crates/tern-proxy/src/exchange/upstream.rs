@@ -2,13 +2,13 @@
 //! head parsed from it.
 //!
 //! A server connection is driven by the session task that uses it (no task of its own, no
-//! channel) and outlives that session in the worker's pool ([`crate::exchange::pool`]). Its buffer and
-//! parsed-head storage travel with it, so a reused connection parses its next response without
-//! allocating.
+//! channel) and outlives that session in the worker's pool ([`crate::exchange::pool`]). Its
+//! buffer and parsed-head storage travel with it, so a reused connection parses its next
+//! response without allocating.
 //!
 //! **Plain or TLS.** [`ServerStream`] is an enum, so the relay is one copy of code and a plain
 //! connection pays one branch per I/O call: no boxing or dynamic dispatch per request. The TLS
-//! side is tokio-rustls' client stream, not tern's own stream of `tls_io.rs`: that one saves
+//! side is tokio-rustls' client stream, not tern's own stream of `tls/stream.rs`: that one saves
 //! system calls per *client connection* (the ticket with the first response, close_notify with
 //! the last), which matters at thousands of handshakes a second; server connections are pooled
 //! and long-lived, so the handshake is rare and the plain stream is enough. The handshake runs

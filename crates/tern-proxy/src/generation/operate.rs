@@ -1,7 +1,7 @@
 //! Runtime operations on a running generation: the operator's server state, weights and
 //! addresses (the runtime API's `enable|disable|drain server`, `set weight`, `set server addr`).
 //!
-//! Each change is made on the state all workers share (servers.rs) and bumps the backend's
+//! Each change is made on the state all workers share (exchange/servers.rs) and bumps the backend's
 //! generation, so every worker's balancer follows at its next pick; nothing is restarted.
 
 use std::net::SocketAddr;

@@ -338,7 +338,7 @@ fn bind_all(
                 .collect();
             for (i, socket) in sockets.into_iter().enumerate() {
                 let w = i % workers;
-                // Each worker has its own copy of the TLS configuration (tls_reload.rs), so the
+                // Each worker has its own copy of the TLS configuration (tls/reload.rs), so the
                 // reference count bumped per handshake is not a cache line shared between
                 // workers; its resolver notes the certificate type chosen, for the counters.
                 let tls = worker_slots.get(w).cloned().flatten();

@@ -1,5 +1,5 @@
 //! The accept loop of one listening socket, run by a worker (plain binds, and TLS binds without
-//! handshake offload) or by its handshake offload thread (TLS binds with it, `offload.rs`).
+//! handshake offload) or by its handshake offload thread (TLS binds with it, `tls/offload.rs`).
 //!
 //! The loop takes the connection slots (global and frontend `maxconn`) right after `accept`,
 //! pauses a TLS listener while the handshake rate cap's waiting room is full, and picks up a
@@ -51,10 +51,10 @@ pub(crate) async fn run<A: Acceptor>(
     mut slot: Option<TlsSlot>,
 ) {
     // The configuration handed to each accepted connection; a reload swaps it here, between
-    // accepts, so connections already accepted keep theirs (tls_reload.rs).
+    // accepts, so connections already accepted keep theirs (tls/reload.rs).
     let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
     // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
-    // connections wait in the kernel's accept queue (admission.rs).
+    // connections wait in the kernel's accept queue (tls/admission.rs).
     let capped = tls.is_some()
         && a.handshakes()
             .admission

@@ -1,4 +1,4 @@
-//! One client connection (a session): TLS handshake (`handshake.rs`), then the HTTP/1.1 loop
+//! One client connection (a session): TLS handshake (`tls/handshake.rs`), then the HTTP/1.1 loop
 //! until it ends. With handshake offload, the handshake happens on the offload thread and the
 //! worker takes the session up from [`resume`].
 

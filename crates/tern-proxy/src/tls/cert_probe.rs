@@ -4,7 +4,7 @@
 //! resolver knows, so each worker's copy of a TLS configuration gets its resolver wrapped in
 //! [`Probe`], which notes the chosen key's algorithm in a thread-local slot. rustls calls the
 //! resolver synchronously inside `process_new_packets`, on the thread running the handshake (a
-//! worker or its offload thread), for the one connection being processed; `tls_io.rs` clears the
+//! worker or its offload thread), for the one connection being processed; `stream.rs` clears the
 //! slot before that call and reads it after, so what it reads belongs to that connection. Cost:
 //! two thread-local accesses per record processed during a handshake.
 

@@ -5,8 +5,9 @@
 //! let through without waiting. rustls' `Acceptor` would parse the ClientHello for us, but the
 //! `ClientHello` it hands out does not say whether a PSK, a session ticket or a session ID was
 //! offered, so tern reads the first record itself (cheap: no crypto, one pass over ~500 bytes),
-//! and gives the bytes to rustls afterwards ([`crate::tls::stream::TlsStream::accept`]). This runs only
-//! when a cap is configured; without one, the handshake reads the socket directly as before.
+//! and gives the bytes to rustls afterwards ([`crate::tls::stream::TlsStream::accept`]). This
+//! runs only when a cap is configured; without one, the handshake reads the socket directly as
+//! before.
 //!
 //! A resumption offer is only a claim: the handshake may still turn out full (unknown or expired
 //! ticket). The session then charges the rate cap after the fact, so fake offers cannot buy

@@ -3,7 +3,7 @@
 //!
 //! The certificates are those the handshakes use: described when the bind's configuration was
 //! built (start-up, a generation's start, or the last certificate reload) and kept by the
-//! reloader beside the configurations, swapped with them (`tls_reload.rs`). Nothing is read from
+//! reloader beside the configurations, swapped with them (`reload.rs`). Nothing is read from
 //! disk when the command runs; only the ages (days to expiry, ticket key age) are computed then.
 
 use std::net::SocketAddr;

@@ -26,7 +26,7 @@
 //!   which re-reads the certificates with the rest of the configuration. It stays for an
 //!   embedding that wants certificates swapped inside one generation.
 //! - **What `show tls` reads.** Each set comes with the description of its binds (certificates
-//!   as loaded, ticket keys; `tls_info.rs`), built with it and swapped with it under the same
+//!   as loaded, ticket keys; `info.rs`), built with it and swapped with it under the same
 //!   lock, so the command reports what the handshakes use, never the files as they are now.
 
 #[cfg(test)]
