@@ -18,7 +18,7 @@
 //!   time), `next_rotation`, `loaded_at`), `cache_size` (the stateful cache, 0: off).
 
 use serde_json::{json, Map, Value};
-use tern_proxy::tls_info::rfc3339;
+use tern_proxy::tls::info::rfc3339;
 use tern_proxy::{BindTlsInfo, CertificateInfo, TicketState};
 
 /// `show tls`: every TLS bind (see the module docs for the keys).

@@ -22,19 +22,21 @@ use std::time::Duration;
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nix::time::{clock_gettime, ClockId};
-use tern_balance::{Algorithm, Balancer, HashKey, HashType, Method, PickContext, ServerSpec};
+use tern_balance::{
+    Algorithm, BalanceMethod, Balancer, HashKey, HashType, PickContext, ServerSpec,
+};
 
 const SIZES: [usize; 3] = [10, 100, 1000];
 const KEYS: usize = 4096;
 
-fn methods() -> Vec<(&'static str, Method)> {
-    let hash = |key, hash_type| Method::Hash { key, hash_type };
+fn methods() -> Vec<(&'static str, BalanceMethod)> {
+    let hash = |key, hash_type| BalanceMethod::Hash { key, hash_type };
     let consistent = HashType::Consistent { balance_factor: 0 };
     vec![
-        ("roundrobin", Method::RoundRobin),
-        ("static-rr", Method::StaticRoundRobin),
-        ("leastconn", Method::LeastConn),
-        ("first", Method::First),
+        ("roundrobin", BalanceMethod::RoundRobin),
+        ("static-rr", BalanceMethod::StaticRoundRobin),
+        ("leastconn", BalanceMethod::LeastConn),
+        ("first", BalanceMethod::First),
         ("source-map", hash(HashKey::Source, HashType::MapBased)),
         ("source-consistent", hash(HashKey::Source, consistent)),
         (
@@ -58,8 +60,8 @@ fn methods() -> Vec<(&'static str, Method)> {
                 },
             ),
         ),
-        ("random2", Method::random()),
-        ("ewma", Method::ewma()),
+        ("random2", BalanceMethod::random()),
+        ("ewma", BalanceMethod::ewma()),
     ]
 }
 
@@ -96,7 +98,7 @@ impl Keys {
     }
 }
 
-fn balancer(method: &Method, n: usize) -> Balancer {
+fn balancer(method: &BalanceMethod, n: usize) -> Balancer {
     let servers: Vec<ServerSpec> = (0..n)
         .map(|i| ServerSpec::new(1 + (i % 4) as u32).maxconn(4))
         .collect();

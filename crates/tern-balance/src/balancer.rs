@@ -33,7 +33,7 @@ pub const MAX_DRAWS: u32 = 64;
 
 /// A balancing algorithm and its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Method {
+pub enum BalanceMethod {
     /// Smooth weighted round-robin, weights changeable at runtime (`roundrobin`).
     RoundRobin,
     /// Table-driven weighted round-robin, O(1) picks (`static-rr`).
@@ -53,17 +53,17 @@ pub enum Method {
     },
 }
 
-impl Method {
+impl BalanceMethod {
     /// `random` with the default two draws.
     pub fn random() -> Self {
-        Method::Random {
+        BalanceMethod::Random {
             draws: DEFAULT_DRAWS,
         }
     }
 
     /// `ewma` with the default decay and initial response time.
     pub fn ewma() -> Self {
-        Method::Ewma {
+        BalanceMethod::Ewma {
             decay: DEFAULT_DECAY,
             initial_rtt: DEFAULT_INITIAL_RTT,
         }
@@ -72,7 +72,7 @@ impl Method {
     /// Checks the parameters.
     fn validate(&self) -> Result<(), BuildError> {
         match self {
-            Method::Hash { key, hash_type } => {
+            BalanceMethod::Hash { key, hash_type } => {
                 if let HashKey::UrlParam(name) | HashKey::Header(name) = key {
                     if name.is_empty() {
                         return Err(BuildError::EmptyName);
@@ -85,10 +85,10 @@ impl Method {
                 }
                 Ok(())
             }
-            Method::Random { draws } if !(1..=MAX_DRAWS).contains(draws) => {
+            BalanceMethod::Random { draws } if !(1..=MAX_DRAWS).contains(draws) => {
                 Err(BuildError::Draws(*draws))
             }
-            Method::Ewma { decay, .. } if decay.is_zero() => Err(BuildError::ZeroDecay),
+            BalanceMethod::Ewma { decay, .. } if decay.is_zero() => Err(BuildError::ZeroDecay),
             _ => Ok(()),
         }
     }
@@ -193,21 +193,21 @@ macro_rules! dispatch {
 }
 
 impl Engine {
-    fn new(method: &Method, servers: &[&ServerSpec], seed: u64) -> Self {
+    fn new(method: &BalanceMethod, servers: &[&ServerSpec], seed: u64) -> Self {
         let weights: Vec<u32> = servers.iter().map(|s| s.weight).collect();
         match method {
-            Method::RoundRobin => {
+            BalanceMethod::RoundRobin => {
                 Engine::RoundRobin(RoundRobin::with_offset(&weights, seed as usize))
             }
-            Method::StaticRoundRobin => {
+            BalanceMethod::StaticRoundRobin => {
                 Engine::StaticRoundRobin(StaticRoundRobin::new(&weights, seed as usize))
             }
-            Method::LeastConn => Engine::LeastConn(LeastConn::new(&weights)),
-            Method::First => {
+            BalanceMethod::LeastConn => Engine::LeastConn(LeastConn::new(&weights)),
+            BalanceMethod::First => {
                 let maxconn: Vec<u32> = servers.iter().map(|s| s.maxconn).collect();
                 Engine::First(First::new(&weights, &maxconn))
             }
-            Method::Hash { key, hash_type } => {
+            BalanceMethod::Hash { key, hash_type } => {
                 let ids: Vec<u64> = servers
                     .iter()
                     .enumerate()
@@ -215,8 +215,8 @@ impl Engine {
                     .collect();
                 Engine::Hash(Hash::new(key.clone(), *hash_type, &weights, &ids))
             }
-            Method::Random { draws } => Engine::Random(Random::new(&weights, *draws, seed)),
-            Method::Ewma { decay, initial_rtt } => {
+            BalanceMethod::Random { draws } => Engine::Random(Random::new(&weights, *draws, seed)),
+            BalanceMethod::Ewma { decay, initial_rtt } => {
                 Engine::Ewma(Ewma::new(&weights, *decay, *initial_rtt, seed))
             }
         }
@@ -236,7 +236,7 @@ struct Tier {
 }
 
 impl Tier {
-    fn new(method: &Method, servers: &[(ServerId, &ServerSpec)], seed: u64) -> Self {
+    fn new(method: &BalanceMethod, servers: &[(ServerId, &ServerSpec)], seed: u64) -> Self {
         let specs: Vec<&ServerSpec> = servers.iter().map(|(_, s)| *s).collect();
         let weights: Vec<u32> = specs.iter().map(|s| s.weight).collect();
         Self {
@@ -264,7 +264,7 @@ const BACKUP: usize = 1;
 /// The balancing state of one backend in one worker.
 #[derive(Debug, Clone)]
 pub struct Balancer {
-    method: Method,
+    method: BalanceMethod,
     tiers: [Tier; 2],
     /// Backend server id → (tier, index in tier).
     place: Vec<(usize, usize)>,
@@ -274,7 +274,11 @@ pub struct Balancer {
 impl Balancer {
     /// Builds the balancer. `seed` fixes every random choice and offsets the round-robin cycle:
     /// give each worker its own (its index, say), and replay a run by reusing it.
-    pub fn new(method: Method, servers: &[ServerSpec], seed: u64) -> Result<Self, BuildError> {
+    pub fn new(
+        method: BalanceMethod,
+        servers: &[ServerSpec],
+        seed: u64,
+    ) -> Result<Self, BuildError> {
         method.validate()?;
         if u32::try_from(servers.len()).is_err() {
             return Err(BuildError::TooManyServers(servers.len()));
@@ -309,21 +313,21 @@ impl Balancer {
     }
 
     /// The algorithm and its parameters.
-    pub fn method(&self) -> &Method {
+    pub fn method(&self) -> &BalanceMethod {
         &self.method
     }
 
     /// The request data [`PickContext`] must carry; everything else may be left empty.
     pub fn key_source(&self) -> KeySource<'_> {
         match &self.method {
-            Method::Hash { key, .. } => key.source(),
+            BalanceMethod::Hash { key, .. } => key.source(),
             _ => KeySource::None,
         }
     }
 
     /// Whether picks read [`PickContext::now`] (and `on_response` matters).
     pub fn needs_clock(&self) -> bool {
-        matches!(self.method, Method::Ewma { .. })
+        matches!(self.method, BalanceMethod::Ewma { .. })
     }
 
     /// Streams in flight on a server (0 for an unknown id).

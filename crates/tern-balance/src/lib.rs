@@ -72,7 +72,7 @@ pub mod stick;
 
 use std::time::Duration;
 
-pub use balancer::{Balancer, BuildError, Method, NoServer, ServerSpec, MAX_WEIGHT};
+pub use balancer::{BalanceMethod, Balancer, BuildError, NoServer, ServerSpec, MAX_WEIGHT};
 pub use context::{KeySource, Nanos, PickContext};
 pub use ewma::Ewma;
 pub use first::First;

@@ -178,7 +178,7 @@ pub struct Backend {
     /// Cookie persistence (`cookie`); `None` when off.
     pub cookie: Option<CookiePersistence>,
     /// Source-address stickiness (`stick`); `None` when off.
-    pub stick: Option<StickTable>,
+    pub stick: Option<Stickiness>,
     /// Passive health checks on live traffic (`observe`); `None` when off.
     pub observe: Option<Observe>,
     /// Time over which a server coming back up ramps from a small weight to its own
@@ -250,7 +250,7 @@ pub enum CookieMode {
 
 /// Source-address stickiness (`stick = { on = "source", size, expire }`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StickTable {
+pub struct Stickiness {
     /// Most client addresses remembered; the least recently seen is forgotten first.
     pub size: usize,
     /// An entry not used for this long is forgotten.
@@ -376,7 +376,10 @@ pub enum Balance {
     /// The first server in configuration order (`first`).
     First,
     /// A hash of a request key (`source`, `uri`, `hdr(NAME)`, `url_param(NAME)`).
-    Hash { key: HashKey, hash_type: HashType },
+    Hash {
+        key: BalanceKey,
+        hash_type: BalanceHashType,
+    },
     /// The least loaded of `draws` weighted random servers (`random`, `random(N)`).
     Random { draws: u32 },
     /// Peak-EWMA of response time × requests in flight, best of two (`ewma`).
@@ -385,7 +388,7 @@ pub enum Balance {
 
 /// What a hashing `balance` hashes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HashKey {
+pub enum BalanceKey {
     /// The client's IP address (`source`).
     Source,
     /// The request path (`uri`), with the query string when `whole` (`uri whole`).
@@ -398,7 +401,7 @@ pub enum HashKey {
 
 /// How a hash maps to a server (`hash_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashType {
+pub enum BalanceHashType {
     /// Modulo a weighted table: exact shares, but any change moves most keys (`map-based`).
     MapBased,
     /// A hash ring: a change moves about 1/N of the keys (`consistent`). `balance_factor` is 0

@@ -48,7 +48,7 @@ pub struct AccessLogError {
 /// Lines written, dropped (queue full) and lost to write errors; shared by the handles and the
 /// writer thread.
 #[derive(Debug, Default)]
-pub(crate) struct Counters {
+pub(crate) struct LogCounters {
     written: AtomicU64,
     dropped: AtomicU64,
     failed: AtomicU64,
@@ -84,7 +84,7 @@ pub struct AccessLog {
 
 struct Inner {
     tx: SyncSender<Msg>,
-    counters: Arc<Counters>,
+    counters: Arc<LogCounters>,
     reopen: Arc<AtomicBool>,
     settings: AccessLogSettings,
 }
@@ -112,7 +112,7 @@ impl AccessLog {
 
     fn start(
         settings: &AccessLogSettings,
-        counters: Arc<Counters>,
+        counters: Arc<LogCounters>,
     ) -> Result<Self, AccessLogError> {
         let (log, writer) = Self::detached(settings, counters)?;
         std::thread::Builder::new()
@@ -129,7 +129,7 @@ impl AccessLog {
     /// play a writer that does not keep up).
     fn detached(
         settings: &AccessLogSettings,
-        counters: Arc<Counters>,
+        counters: Arc<LogCounters>,
     ) -> Result<(Self, Writer), AccessLogError> {
         let output = Output::open(&settings.target).map_err(|cause| AccessLogError {
             target: describe(&settings.target),

@@ -1,5 +1,5 @@
 //! What a thread serving connections is asked to do (run, drain, stop) and how many sessions
-//! it still holds: shared by a worker and its handshake offload thread (`offload.rs`), each of
+//! it still holds: shared by a worker and its handshake offload thread (`tls/offload.rs`), each of
 //! which has one.
 //!
 //! Both follow the generation's [`Mode`]: accept while it is `Run`, then let their sessions end

@@ -5,11 +5,12 @@
 //! **Kinds are phases, not tasks.** tern runs one task per client connection for its whole
 //! life (TLS handshake, then request after request), so a per-task profile would lump
 //! everything together. Instead the futures of each phase are wrapped in a [`Profiled`] with
-//! their [`Kind`] where the phase starts (`session.rs`, `exchange.rs`, `balance.rs`, the spawns
-//! of `worker.rs` and the health checker). Phases nest (a request's relay runs inside its
-//! request phase): each poll's time is charged to the innermost phase being polled (exclusive
-//! time, the outer one gets only what ran outside the inner), and every poll counts one call
-//! of each phase it went through.
+//! their [`Kind`] where the phase starts (`listen/session.rs`, `tls/handshake.rs`,
+//! `http1/forward.rs`, `exchange/connect.rs`, `exchange/balance.rs`, the spawns of `worker.rs`
+//! and the health checker). Phases nest (a request's relay runs inside its request phase):
+//! each poll's time is charged to the innermost phase being polled (exclusive time, the outer
+//! one gets only what ran outside the inner), and every poll counts one call of each phase it
+//! went through.
 //!
 //! **Time.** A poll is timed with a wall clock, not the thread CPU clock: on Linux
 //! `CLOCK_THREAD_CPUTIME_ID` is a system call (~250-300 ns a read on the machine this was
@@ -81,7 +82,7 @@ pub enum Kind {
     Queue,
     /// Opening a connection to a server (and its TLS handshake, with `tls`).
     Connect,
-    /// An exchange in flight (`relay.rs`): the request head and body going up, the response
+    /// An exchange in flight (`http1/relay.rs`): the request head and body going up, the response
     /// coming down.
     Response,
     /// The once-a-second sweep of idle server connections.

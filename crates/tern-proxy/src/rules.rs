@@ -1,5 +1,5 @@
 //! Per-request rules: the backend choice (`use_backend`) and header rules (`http_request`,
-//! `http_response`), evaluated on the facts of [`crate::facts`].
+//! `http_response`), evaluated on the facts of [`crate::rules::facts`].
 //!
 //! The order is HAProxy's: the frontend's `http_request` rules, then the backend choice, then
 //! the chosen backend's `http_request` rules; on the way back the backend's `http_response`
@@ -10,10 +10,13 @@
 //! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
 //! without rules costs nothing per request: no condition is evaluated and no fact is read.
 
-use tern_config::{Config, Fetch, HttpAction, HttpRule, Piece, Route};
+// What rules read of a request, a response and their connection.
+pub(crate) mod facts;
+
+use tern_config::{Config, Fetch, Frontend, HttpAction, HttpRule, Piece, Route};
 use tern_h1::HeaderEdits;
 
-use crate::facts::Samples;
+use crate::rules::facts::Samples;
 use crate::StartError;
 
 /// A frontend's backend choice, with names resolved.
@@ -28,7 +31,7 @@ pub(crate) struct Routing {
 impl Routing {
     /// The routing of every frontend of `cfg`.
     pub(crate) fn build(cfg: &Config) -> Result<Vec<Routing>, StartError> {
-        let index = |fe: &tern_config::Frontend, name: &str| {
+        let index = |fe: &Frontend, name: &str| {
             cfg.backend_index(name)
                 .ok_or_else(|| StartError::UnknownBackend(fe.name.clone()))
         };
@@ -56,10 +59,28 @@ impl Routing {
         self.routes.is_empty().then_some(self.default)
     }
 
-    /// The backend of a request: that of the first rule of `rules` (the frontend's
-    /// `use_backend`, in the order [`Routing::build`] saw them) whose condition holds, else the
-    /// default; `None` when neither.
-    pub(crate) fn choose(&self, rules: &[Route], facts: &dyn tern_config::Facts) -> Option<usize> {
+    /// The backend of every request when nothing is evaluated per request: the frontend `fe`
+    /// (which this routing is of) has no `http_request` rules and no `use_backend`, and its
+    /// `default_backend` has no `http_request` rules either. `None` when rules must run.
+    pub(crate) fn without_rules(&self, cfg: &Config, fe: &Frontend) -> Option<usize> {
+        if !fe.http_request.is_empty() {
+            return None;
+        }
+        let backend = self.fixed()??;
+        cfg.backends[backend]
+            .http_request
+            .is_empty()
+            .then_some(backend)
+    }
+
+    /// The backend `use_backend` gives a request: that of the first rule of `rules` (the
+    /// frontend's `use_backend`, in the order [`Routing::build`] saw them) whose condition
+    /// holds, else the default; `None` when neither.
+    pub(crate) fn use_backend(
+        &self,
+        rules: &[Route],
+        facts: &dyn tern_config::Facts,
+    ) -> Option<usize> {
         rules
             .iter()
             .zip(&self.routes)
@@ -78,6 +99,28 @@ pub(crate) enum Verdict<'r> {
     Deny(u16),
     /// Answer with this `return` action.
     Return(&'r HttpAction),
+}
+
+/// Routes a request in HAProxy's order: the frontend's `http_request` rules, then (if they let
+/// it pass) the backend choice of `routing` (`use_backend`, else `default_backend`), then that
+/// backend's `http_request` rules. Header rules fill `edits`. The verdict, and the backend if
+/// one was chosen. Nothing here depends on the protocol the request came in.
+pub(crate) fn route_request<'r, F: Samples>(
+    cfg: &'r Config,
+    fe: &'r Frontend,
+    routing: &Routing,
+    facts: &F,
+    edits: &mut HeaderEdits,
+) -> (Verdict<'r>, Option<usize>) {
+    let mut verdict = on_request(&fe.http_request, facts, edits);
+    let mut backend = None;
+    if verdict == Verdict::Pass {
+        backend = routing.use_backend(&fe.use_backend, facts);
+        if let Some(b) = backend {
+            verdict = on_request(&cfg.backends[b].http_request, facts, edits);
+        }
+    }
+    (verdict, backend)
 }
 
 /// Runs `rules` on a request: header edits go to `edits`, a `deny` or `return` ends the run.

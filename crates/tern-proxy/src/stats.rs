@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use tern_config::Config;
 
-use crate::servers::{BackendState, ServerState};
-use crate::tls_reload::ReloadCounters;
-pub use crate::tls_reload::ReloadSnapshot;
-pub use crate::tls_stats::{KindSnapshot, TlsCounters, TlsSnapshot};
+use crate::exchange::servers::{BackendState, ServerState};
+use crate::tls::reload::ReloadCounters;
+pub use crate::tls::reload::ReloadSnapshot;
+pub use crate::tls::stats::{KindSnapshot, TlsCounters, TlsSnapshot};
 
 /// Defines a struct of atomic counters and its plain snapshot twin.
 macro_rules! counters {
@@ -155,7 +155,7 @@ counters! {
 #[derive(Debug)]
 pub struct WorkerStats {
     pub frontends: Vec<FrontendCounters>,
-    /// TLS handshake details of each frontend (`tls_stats.rs`).
+    /// TLS handshake details of each frontend (`tls/stats.rs`).
     pub tls: Vec<TlsCounters>,
     pub backends: Vec<BackendCounters>,
     pub servers: Vec<Vec<ServerCounters>>,
@@ -204,7 +204,7 @@ pub fn add(counter: &AtomicU64, n: u64) {
 pub struct Stats {
     pub(crate) workers: Vec<Arc<WorkerStats>>,
     pub(crate) states: Arc<Vec<BackendState>>,
-    /// Certificate reloads (tls_reload.rs).
+    /// Certificate reloads (tls/reload.rs).
     pub(crate) reloads: Arc<ReloadCounters>,
     /// The access log, whose counters are process-wide (shared by generations).
     pub(crate) access_log: Option<crate::AccessLog>,

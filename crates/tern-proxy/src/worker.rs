@@ -8,32 +8,35 @@
 //! and the rest wait in the kernel backlog) and counters, which are per worker anyway.
 //!
 //! With `handshake_offload`, a worker starts a low-priority offload thread that takes its TLS
-//! listeners and hands it connections once their handshake is complete (`offload.rs`); the
-//! accept loop both run is `accept.rs`.
+//! listeners and hands it connections once their handshake is complete (`tls/offload.rs`);
+//! the accept loop both run is `listen/accept.rs`.
 
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use rustls::ClientConfig;
+use tern_config::{Backend, Config, Frontend, Global};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use crate::accept::{self, Accepted, Acceptor};
-use crate::admission::Admission;
-use crate::balance::Balancers;
-use crate::handshake::Handshakes;
+use crate::access_log::AccessLog;
+use crate::exchange::balance::Balancers;
+use crate::exchange::pool::Pools;
+use crate::exchange::servers::BackendState;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
-use crate::offload;
-use crate::pool::Pools;
+use crate::listen::accept::{self, Accepted, Acceptor};
+use crate::listen::session;
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
-use crate::servers::BackendState;
-use crate::session;
 use crate::stats::WorkerStats;
-use crate::tls_reload::TlsSlot;
+use crate::tls::admission::Admission;
+use crate::tls::handshake::Handshakes;
+use crate::tls::offload;
+use crate::tls::reload::TlsSlot;
 use crate::Snapshot;
 
 /// Read-only state shared by all workers.
@@ -87,13 +90,13 @@ pub(crate) struct Worker {
 
 impl Worker {
     fn new(spec: &WorkerSpec) -> Result<Self, String> {
-        let backends = &spec.shared.snapshot.config.backends;
+        let backends = &spec.shared.config().backends;
         // The worker index seeds random draws and offsets round-robin cycles between workers.
         let states = Arc::clone(&spec.shared.states);
         let balancers =
             Balancers::new(backends, states, spec.index as u64).map_err(|e| e.to_string())?;
         let pool_shape: Vec<_> = backends.iter().map(|b| (b.servers.len(), b.pool)).collect();
-        let global = &spec.shared.snapshot.config.global;
+        let global = spec.shared.global();
         Ok(Self {
             shared: Arc::clone(&spec.shared),
             stats: Arc::clone(&spec.stats),
@@ -131,6 +134,42 @@ impl Worker {
 }
 
 impl Shared {
+    /// The configuration this generation runs.
+    pub(crate) fn config(&self) -> &Config {
+        &self.snapshot.config
+    }
+
+    /// The `global` table.
+    pub(crate) fn global(&self) -> &Global {
+        &self.snapshot.config.global
+    }
+
+    /// Frontend number `frontend`. Frontend indexes come from this configuration (listeners,
+    /// counters, sessions are built from it), so the index is always in range.
+    pub(crate) fn frontend(&self, frontend: usize) -> &Frontend {
+        &self.snapshot.config.frontends[frontend]
+    }
+
+    /// Backend number `backend`. Backend indexes come from this configuration (routing,
+    /// balancers, pools are built from it), so the index is always in range.
+    pub(crate) fn backend(&self, backend: usize) -> &Backend {
+        &self.snapshot.config.backends[backend]
+    }
+
+    /// The client TLS configuration of `server` of `backend`, when the server has `tls`.
+    pub(crate) fn server_tls(&self, backend: usize, server: usize) -> Option<&Arc<ClientConfig>> {
+        self.snapshot
+            .servers_tls
+            .get(backend)
+            .and_then(|s| s.get(server))
+            .and_then(Option::as_ref)
+    }
+
+    /// The access log, when `[access_log]` is configured.
+    pub(crate) fn access_log(&self) -> Option<&AccessLog> {
+        self.snapshot.access_log.as_ref()
+    }
+
     /// Waits for connection slots under the frontend's and the global limit.
     pub(crate) async fn admit(&self, frontend: usize) -> Option<Permits> {
         let fe = match self.frontend_limits.get(frontend).cloned().flatten() {
@@ -237,7 +276,7 @@ async fn worker_main(
     let mode = next_mode(&mut spec.shutdown, |m| m != Mode::Run).await;
     let life = &worker.life;
     life.set_mode(mode);
-    let global = &worker.shared.snapshot.config.global;
+    let global = worker.shared.global();
     if mode == Mode::Drain {
         tokio::select! {
             () = life.drained() => return offload,
@@ -268,7 +307,7 @@ async fn worker_main(
 /// With `handshake_offload`, moves the TLS listeners to a new offload thread and spawns the
 /// task that takes in its handshaken connections.
 fn start_offload(spec: &mut WorkerSpec, w: &Rc<Worker>) -> Result<Option<JoinHandle<()>>, String> {
-    if !spec.shared.snapshot.config.global.handshake_offload {
+    if !spec.shared.global().handshake_offload {
         return Ok(None);
     }
     let (tls, plain) = std::mem::take(&mut spec.listeners)

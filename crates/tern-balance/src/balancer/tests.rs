@@ -4,13 +4,13 @@ use super::*;
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr};
 
-pub(super) fn all_methods() -> Vec<Method> {
-    let hash = |key: HashKey, hash_type| Method::Hash { key, hash_type };
+pub(super) fn all_methods() -> Vec<BalanceMethod> {
+    let hash = |key: HashKey, hash_type| BalanceMethod::Hash { key, hash_type };
     vec![
-        Method::RoundRobin,
-        Method::StaticRoundRobin,
-        Method::LeastConn,
-        Method::First,
+        BalanceMethod::RoundRobin,
+        BalanceMethod::StaticRoundRobin,
+        BalanceMethod::LeastConn,
+        BalanceMethod::First,
         hash(HashKey::Source, HashType::MapBased),
         hash(
             HashKey::Uri { whole: false },
@@ -23,9 +23,9 @@ pub(super) fn all_methods() -> Vec<Method> {
             },
         ),
         hash(HashKey::Header("X-User".into()), HashType::MapBased),
-        Method::random(),
-        Method::Random { draws: 1 },
-        Method::ewma(),
+        BalanceMethod::random(),
+        BalanceMethod::Random { draws: 1 },
+        BalanceMethod::ewma(),
     ]
 }
 
@@ -47,7 +47,7 @@ fn backups_only_when_no_active_is_usable() {
         ServerSpec::new(1).backup(),
         ServerSpec::new(1),
     ];
-    let mut b = Balancer::new(Method::RoundRobin, &servers, 0).unwrap();
+    let mut b = Balancer::new(BalanceMethod::RoundRobin, &servers, 0).unwrap();
     let ctx = PickContext::new();
     let got: Vec<_> = (0..4).map(|_| b.select(&ctx).unwrap()).collect();
     assert_eq!(got, vec![1, 3, 1, 3]);
@@ -68,7 +68,7 @@ fn backups_only_when_no_active_is_usable() {
 #[test]
 fn full_is_not_down_and_does_not_spill_to_backups() {
     let servers = [ServerSpec::new(1).maxconn(1), ServerSpec::new(1).backup()];
-    let mut b = Balancer::new(Method::First, &servers, 0).unwrap();
+    let mut b = Balancer::new(BalanceMethod::First, &servers, 0).unwrap();
     let ctx = PickContext::new();
     assert_eq!(b.select(&ctx), Ok(0));
     b.on_start(0);
@@ -83,27 +83,33 @@ fn full_is_not_down_and_does_not_spill_to_backups() {
 #[test]
 fn bad_parameters_are_refused() {
     let one = [ServerSpec::new(1)];
-    let err = |m: Method| Balancer::new(m, &one, 0).unwrap_err();
-    assert_eq!(err(Method::Random { draws: 0 }), BuildError::Draws(0));
-    assert_eq!(err(Method::Random { draws: 65 }), BuildError::Draws(65));
-    let zero = Method::Ewma {
+    let err = |m: BalanceMethod| Balancer::new(m, &one, 0).unwrap_err();
+    assert_eq!(
+        err(BalanceMethod::Random { draws: 0 }),
+        BuildError::Draws(0)
+    );
+    assert_eq!(
+        err(BalanceMethod::Random { draws: 65 }),
+        BuildError::Draws(65)
+    );
+    let zero = BalanceMethod::Ewma {
         decay: Duration::ZERO,
         initial_rtt: Duration::ZERO,
     };
     assert_eq!(err(zero), BuildError::ZeroDecay);
-    let factor = |balance_factor| Method::Hash {
+    let factor = |balance_factor| BalanceMethod::Hash {
         key: HashKey::Source,
         hash_type: HashType::Consistent { balance_factor },
     };
     assert_eq!(err(factor(100)), BuildError::BalanceFactor(100));
     assert!(Balancer::new(factor(0), &one, 0).is_ok());
     assert!(Balancer::new(factor(101), &one, 0).is_ok());
-    let empty = Method::Hash {
+    let empty = BalanceMethod::Hash {
         key: HashKey::Header("".into()),
         hash_type: HashType::MapBased,
     };
     assert_eq!(err(empty), BuildError::EmptyName);
-    let heavy = Balancer::new(Method::RoundRobin, &[ServerSpec::new(257)], 0);
+    let heavy = Balancer::new(BalanceMethod::RoundRobin, &[ServerSpec::new(257)], 0);
     assert_eq!(
         heavy.unwrap_err(),
         BuildError::Weight {
@@ -119,7 +125,7 @@ fn bad_parameters_are_refused() {
 #[test]
 fn weights_clamp_and_unknown_ids_are_ignored() {
     let mut b = Balancer::new(
-        Method::RoundRobin,
+        BalanceMethod::RoundRobin,
         &[ServerSpec::new(1), ServerSpec::new(1)],
         0,
     )
@@ -142,17 +148,17 @@ fn weights_clamp_and_unknown_ids_are_ignored() {
 fn key_source_and_clock_needs() {
     let one = [ServerSpec::new(1)];
     let b = |m| Balancer::new(m, &one, 0).unwrap();
-    assert_eq!(b(Method::RoundRobin).key_source(), KeySource::None);
-    assert!(!b(Method::LeastConn).needs_clock());
-    assert!(b(Method::ewma()).needs_clock());
-    let hdr = b(Method::Hash {
+    assert_eq!(b(BalanceMethod::RoundRobin).key_source(), KeySource::None);
+    assert!(!b(BalanceMethod::LeastConn).needs_clock());
+    assert!(b(BalanceMethod::ewma()).needs_clock());
+    let hdr = b(BalanceMethod::Hash {
         key: HashKey::Header("X-User".into()),
         hash_type: HashType::MapBased,
     });
     assert_eq!(hdr.key_source(), KeySource::Header("X-User"));
     assert_eq!(
         hdr.method(),
-        &Method::Hash {
+        &BalanceMethod::Hash {
             key: HashKey::Header("X-User".into()),
             hash_type: HashType::MapBased,
         }
@@ -163,7 +169,7 @@ fn key_source_and_clock_needs() {
 fn seeds_offset_workers() {
     let servers = [ServerSpec::new(1); 4];
     let first = |seed| {
-        Balancer::new(Method::RoundRobin, &servers, seed)
+        Balancer::new(BalanceMethod::RoundRobin, &servers, seed)
             .unwrap()
             .select(&PickContext::new())
             .unwrap()
@@ -217,7 +223,7 @@ proptest! {
                 }
                 Err(NoServer::Down) => prop_assert!(!any_usable),
                 Err(NoServer::Full) => {
-                    prop_assert!(matches!(b.method(), Method::First));
+                    prop_assert!(matches!(b.method(), BalanceMethod::First));
                     prop_assert!(any_usable);
                 }
             }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tern_balance::{HashKey, HashType, HealthSettings, Method, Nanos, OnError};
+use tern_balance::{BalanceMethod, HashKey, HashType, HealthSettings, Nanos, OnError};
 
 use super::rng::Rng;
 
@@ -31,7 +31,7 @@ impl Server {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub servers: Vec<Server>,
-    pub method: Method,
+    pub method: BalanceMethod,
     pub duration: Nanos,
     /// Chance, per mille, that a check result is the opposite of the server's state.
     pub noise: u64,
@@ -64,17 +64,17 @@ impl Config {
         let load_percent = rng.range(50, 150);
         let service = (slots * SEC * load_percent / 100 / rate).max(MS);
         let method = rng.pick(&[
-            Method::RoundRobin,
-            Method::StaticRoundRobin,
-            Method::LeastConn,
-            Method::First,
-            Method::random(),
-            Method::ewma(),
-            Method::Hash {
+            BalanceMethod::RoundRobin,
+            BalanceMethod::StaticRoundRobin,
+            BalanceMethod::LeastConn,
+            BalanceMethod::First,
+            BalanceMethod::random(),
+            BalanceMethod::ewma(),
+            BalanceMethod::Hash {
                 key: HashKey::Source,
                 hash_type: HashType::Consistent { balance_factor: 0 },
             },
-            Method::Hash {
+            BalanceMethod::Hash {
                 key: HashKey::Source,
                 hash_type: HashType::MapBased,
             },

@@ -10,7 +10,7 @@
 
 use super::proxy::Cx;
 use super::sections::Line;
-use super::settings::{Cookie, ProxyCfg, Src, StickTable};
+use super::settings::{Cookie, ProxyCfg, Src, StickTableLine};
 use super::units::{parse_size, parse_time, Unit};
 
 /// The options of an inserted cookie: no effect in rewrite and prefix modes.
@@ -124,7 +124,7 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         return;
     }
     let words = &line.words[1..];
-    let mut table = StickTable {
+    let mut table = StickTableLine {
         size: 0,
         expire: None,
     };

@@ -75,7 +75,7 @@ pub(crate) struct Cookie {
 
 /// `stick-table type ip size N [expire T]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StickTable {
+pub(crate) struct StickTableLine {
     pub size: u64,
     pub expire: Option<u64>,
 }
@@ -175,7 +175,7 @@ pub(crate) struct ProxyCfg {
     pub check_send: Option<Src<CheckSend>>,
     pub expect: Option<Src<Expect>>,
     pub cookie: Option<Src<Cookie>>,
-    pub stick_table: Option<Src<StickTable>>,
+    pub stick_table: Option<Src<StickTableLine>>,
     pub stick_on: Option<Src<()>>,
     pub stats: Stats,
     pub allbackups: Option<Src<bool>>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{is_token_byte, Checker};
 use crate::locate::KeyPath;
-use crate::model::{Balance, HashKey, HashType};
+use crate::model::{Balance, BalanceHashType, BalanceKey};
 use crate::raw::RawBackend;
 
 /// Values accepted by `balance`, for error messages.
@@ -23,7 +23,7 @@ const MAX_DRAWS: u32 = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Algorithm {
     Plain(Balance),
-    Hash(HashKey),
+    Hash(BalanceKey),
     Random(u32),
     Ewma,
 }
@@ -66,7 +66,12 @@ impl Checker<'_> {
     }
 
     /// `hash_type` and `hash_balance_factor`, which only a hashing algorithm accepts.
-    fn hash_type(&mut self, raw: &RawBackend, path: &KeyPath, algorithm: &Algorithm) -> HashType {
+    fn hash_type(
+        &mut self,
+        raw: &RawBackend,
+        path: &KeyPath,
+        algorithm: &Algorithm,
+    ) -> BalanceHashType {
         let hashing = matches!(algorithm, Algorithm::Hash(_));
         let type_path = path.key("hash_type");
         let factor_path = path.key("hash_balance_factor");
@@ -77,7 +82,7 @@ impl Checker<'_> {
                 &factor_path,
                 "a hashing `balance`",
             );
-            return HashType::MapBased;
+            return BalanceHashType::MapBased;
         }
         let consistent = match raw.hash_type.as_deref() {
             None | Some("map-based") => false,
@@ -106,9 +111,9 @@ impl Checker<'_> {
             }
         };
         if consistent {
-            HashType::Consistent { balance_factor }
+            BalanceHashType::Consistent { balance_factor }
         } else {
-            HashType::MapBased
+            BalanceHashType::MapBased
         }
     }
 
@@ -137,22 +142,22 @@ pub(super) fn parse_algorithm(text: &str) -> Result<Algorithm, String> {
         return Ok(Algorithm::Plain(balance));
     }
     match t {
-        "source" => return Ok(Algorithm::Hash(HashKey::Source)),
-        "uri" => return Ok(Algorithm::Hash(HashKey::Uri { whole: false })),
+        "source" => return Ok(Algorithm::Hash(BalanceKey::Source)),
+        "uri" => return Ok(Algorithm::Hash(BalanceKey::Uri { whole: false })),
         "random" => return Ok(Algorithm::Random(2)),
         "ewma" => return Ok(Algorithm::Ewma),
         _ => {}
     }
     if let Some(rest) = t.strip_prefix("uri") {
         if rest.trim() == "whole" && rest.starts_with(char::is_whitespace) {
-            return Ok(Algorithm::Hash(HashKey::Uri { whole: true }));
+            return Ok(Algorithm::Hash(BalanceKey::Uri { whole: true }));
         }
     }
     if let Some(arg) = call_argument(t, "hdr") {
-        return header_name(arg, text).map(|name| Algorithm::Hash(HashKey::Header(name)));
+        return header_name(arg, text).map(|name| Algorithm::Hash(BalanceKey::Header(name)));
     }
     if let Some(arg) = call_argument(t, "url_param") {
-        return param_name(arg, text).map(|name| Algorithm::Hash(HashKey::UrlParam(name)));
+        return param_name(arg, text).map(|name| Algorithm::Hash(BalanceKey::UrlParam(name)));
     }
     if let Some(arg) = call_argument(t, "random") {
         return match arg.trim().parse::<u32>() {

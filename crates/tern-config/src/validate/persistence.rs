@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{is_token_byte, Checker};
 use crate::locate::KeyPath;
-use crate::model::{CookieMode, CookiePersistence, Server, StickTable};
+use crate::model::{CookieMode, CookiePersistence, Server, Stickiness};
 use crate::raw::{RawCookie, RawStick};
 
 impl Checker<'_> {
@@ -203,7 +203,7 @@ impl Checker<'_> {
     }
 
     /// `stick`.
-    pub(super) fn stick(&mut self, raw: Option<&RawStick>, path: &KeyPath) -> Option<StickTable> {
+    pub(super) fn stick(&mut self, raw: Option<&RawStick>, path: &KeyPath) -> Option<Stickiness> {
         let raw = raw?;
         let on_path = path.key("on");
         match raw.on.as_deref() {
@@ -219,7 +219,7 @@ impl Checker<'_> {
                 "missing key `on`: write on = \"source\" (the client's IP address)",
             ),
         }
-        Some(StickTable {
+        Some(Stickiness {
             size: self.int_in(&path.key("size"), raw.size, 1..=10_000_000, 100_000) as usize,
             expire: self.duration(
                 &path.key("expire"),

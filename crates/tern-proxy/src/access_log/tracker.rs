@@ -2,7 +2,7 @@
 //!
 //! A [`Tracker`] lives in the session while the access log is on for its frontend. The data
 //! path calls it at the phase boundaries (each call site is one `if let Some(..)`): head bytes
-//! arrived, head complete, server placed, connected, relayed or answered; it reads the clock at
+//! arrived, head complete, server picked, connected, relayed or answered; it reads the clock at
 //! those points only and keeps the durations in microseconds. [`Tracker::emit`] turns the
 //! request into a [`Record`], hands it to the queue and starts over for the next request on
 //! the connection.
@@ -19,9 +19,9 @@ use tern_h1::{RequestHead, Version};
 use tokio::time::Instant;
 
 use super::record::{Record, Request, Text, Timers, TlsFields};
-use crate::handshake::HandshakeEnd;
-use crate::relay::{End, Fault, Outcome, Stage};
-use crate::tls_stats::{AdmissionEvent, Failure};
+use crate::http1::relay::{End, Fault, Outcome, Stage};
+use crate::tls::handshake::HandshakeEnd;
+use crate::tls::stats::{AdmissionEvent, Failure};
 use crate::worker::{Shared, Worker};
 
 /// The access log's view of one client connection.
@@ -37,7 +37,7 @@ pub(crate) struct Tracker {
     wait_from: Instant,
     /// When its first byte arrived.
     first_byte: Option<Instant>,
-    /// The last phase boundary (head complete, server placed, connected).
+    /// The last phase boundary (head complete, server picked, connected).
     mark: Instant,
     /// Time spent in connection attempts that failed, counted in `Tc` if one succeeds.
     failed_connects: i64,
@@ -53,10 +53,10 @@ fn micros(from: Instant, to: Instant) -> i64 {
 impl Tracker {
     /// Starts following a connection accepted now, when the access log is on for `frontend`.
     pub(crate) fn start(shared: &Shared, frontend: usize, client: SocketAddr) -> Option<Box<Self>> {
-        let snapshot = &shared.snapshot;
-        snapshot.access_log.as_ref()?;
-        let name = &snapshot.config.frontends.get(frontend)?.name;
-        if !snapshot.config.access_log.as_ref()?.logs_frontend(name) {
+        shared.access_log()?;
+        let config = shared.config();
+        let name = &config.frontends.get(frontend)?.name;
+        if !config.access_log.as_ref()?.logs_frontend(name) {
             return None;
         }
         let now = Instant::now();
@@ -94,7 +94,7 @@ impl Tracker {
         r.request = Request::Tls(reason);
         r.timers.handshake = micros(self.accepted, Instant::now());
         r.time = ago(self.accepted.elapsed());
-        if let Some(sink) = &shared.snapshot.access_log {
+        if let Some(sink) = shared.access_log() {
             sink.send(self.record);
         }
     }
@@ -146,7 +146,7 @@ impl Tracker {
     }
 
     /// A server was chosen (after the queue, if the request waited).
-    pub(crate) fn placed(&mut self, server: usize) {
+    pub(crate) fn picked(&mut self, server: usize) {
         let lap = self.lap();
         add(&mut self.record.timers.queue, lap);
         self.server = Some(server);
@@ -158,7 +158,7 @@ impl Tracker {
     }
 
     /// No server could take the request (answered 503): `termination` says why.
-    pub(crate) fn unplaced(&mut self, termination: [u8; 2]) {
+    pub(crate) fn no_server(&mut self, termination: [u8; 2]) {
         let lap = self.lap();
         add(&mut self.record.timers.queue, lap);
         self.record.termination = termination;
@@ -220,21 +220,20 @@ impl Tracker {
     /// Logs the request and gets ready for the next one on the connection.
     pub(crate) fn emit(&mut self, w: &Worker) {
         let now = Instant::now();
-        let snapshot = &w.shared.snapshot;
         let started = self.first_byte.unwrap_or(self.wait_from);
         let r = &mut self.record;
         r.time = ago(now.saturating_duration_since(started));
         r.timers.handshake = std::mem::take(&mut self.handshake);
         r.timers.idle = micros(self.wait_from, started);
         r.timers.active = self.first_byte.map_or(-1, |at| micros(at, now));
-        let backend = self.backend.and_then(|b| snapshot.config.backends.get(b));
+        let backend = self.backend.and_then(|b| w.shared.config().backends.get(b));
         r.backend
             .set(backend.map_or(&[][..], |b| b.name.as_bytes()));
         let server = self
             .server
             .and_then(|s| backend.and_then(|b| b.servers.get(s)));
         r.server.set(server.map_or(&[][..], |s| s.name.as_bytes()));
-        if let Some(sink) = &snapshot.access_log {
+        if let Some(sink) = w.shared.access_log() {
             sink.send(*r);
         }
         self.reset();

@@ -30,7 +30,7 @@ use tracing::warn;
 
 use super::format::{self, Civil};
 use super::record::Record;
-use super::Counters;
+use super::LogCounters;
 
 /// Most lines formatted into one write.
 const MAX_BATCH: usize = 256;
@@ -194,7 +194,7 @@ pub(crate) struct Writer {
     pub output: Output,
     pub format: LogFormat,
     syslog: Option<Syslog>,
-    pub counters: Arc<Counters>,
+    pub counters: Arc<LogCounters>,
     pub reopen: Arc<AtomicBool>,
     /// Lines of the batch being built (stream targets), or one datagram.
     buf: Vec<u8>,
@@ -210,7 +210,7 @@ impl Writer {
         output: Output,
         format: LogFormat,
         syslog: &SyslogSettings,
-        counters: Arc<Counters>,
+        counters: Arc<LogCounters>,
         reopen: Arc<AtomicBool>,
     ) -> Self {
         let syslog = output.is_datagram().then(|| Syslog::new(syslog));

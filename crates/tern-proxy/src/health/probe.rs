@@ -1,5 +1,5 @@
 //! One active health check: connect, optionally handshake TLS and exchange one HTTP request, and
-//! report what happened as an [`Outcome`].
+//! report what happened as a [`CheckResult`].
 //!
 //! The outcome's code mirrors HAProxy's check status codes (`L4OK`, `L7STS`, ...) so operators
 //! read tern's logs the way they read HAProxy's: the layer that failed and how. The whole check
@@ -34,7 +34,7 @@ use tokio::time::{timeout_at, Instant};
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use crate::proxy_header::{self, Origin};
+use crate::exchange::proxy_header::{self, Origin};
 
 /// What a check found, by layer, as HAProxy names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,7 +116,7 @@ impl fmt::Display for CheckCode {
 
 /// The result of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Outcome {
+pub(crate) struct CheckResult {
     pub passed: bool,
     pub code: CheckCode,
     /// A short text for logs, e.g. `L7STS: status 500 (expected 200-399) in 3 ms`.
@@ -127,14 +127,14 @@ pub(crate) struct Outcome {
 
 /// A code and the text explaining it, before timing is added.
 #[derive(Debug)]
-struct Verdict {
+struct Finding {
     code: CheckCode,
     text: String,
 }
 
-impl Verdict {
+impl Finding {
     fn new(code: CheckCode, text: impl Into<String>) -> Self {
-        Verdict {
+        Finding {
             code,
             text: text.into(),
         }
@@ -148,7 +148,7 @@ pub(crate) async fn probe(
     check: &Check,
     tls: &Arc<ClientConfig>,
     proxy: Option<ProxyProtocol>,
-) -> Outcome {
+) -> CheckResult {
     let start = Instant::now();
     let deadline = start + check.timeout;
     let verdict = match run(check, tls, proxy, deadline).await {
@@ -159,7 +159,7 @@ pub(crate) async fn probe(
     if verdict.code.answered() {
         detail.push_str(&format!(" in {} ms", took.as_millis()));
     }
-    Outcome {
+    CheckResult {
         passed: verdict.code.passed(),
         code: verdict.code,
         detail,
@@ -173,11 +173,11 @@ async fn run(
     tls: &Arc<ClientConfig>,
     proxy: Option<ProxyProtocol>,
     deadline: Instant,
-) -> Result<Verdict, Verdict> {
+) -> Result<Finding, Finding> {
     let limit = check.timeout;
     let mut tcp = match timeout_at(deadline, TcpStream::connect(check.address)).await {
         Err(_) => return Err(timed_out(CheckCode::L4Tout, "connect", limit)),
-        Ok(Err(e)) => return Err(Verdict::new(CheckCode::L4Con, io_text(&e))),
+        Ok(Err(e)) => return Err(Finding::new(CheckCode::L4Con, io_text(&e))),
         Ok(Ok(tcp)) => tcp,
     };
     if let Some(version) = proxy {
@@ -186,19 +186,19 @@ async fn run(
             Err(_) => return Err(timed_out(CheckCode::L4Tout, "PROXY header", limit)),
             Ok(Err(e)) => {
                 let text = format!("sending the PROXY header: {}", io_text(&e));
-                return Err(Verdict::new(CheckCode::SockErr, text));
+                return Err(Finding::new(CheckCode::SockErr, text));
             }
             Ok(Ok(())) => {}
         }
     }
     match &check.kind {
-        CheckKind::Tcp => Ok(Verdict::new(CheckCode::L4Ok, "connected")),
+        CheckKind::Tcp => Ok(Finding::new(CheckCode::L4Ok, "connected")),
         CheckKind::Http(req) => http::exchange(&mut tcp, req, check.address, deadline, limit).await,
         CheckKind::Tls { sni, http: req } => {
             let mut stream =
                 handshake(tcp, sni.as_deref(), tls, check.address, deadline, limit).await?;
             let verdict = match req {
-                None => Ok(Verdict::new(
+                None => Ok(Finding::new(
                     CheckCode::L6Ok,
                     session_text(stream.get_ref().1),
                 )),
@@ -240,16 +240,16 @@ async fn handshake(
     address: SocketAddr,
     deadline: Instant,
     limit: Duration,
-) -> Result<TlsStream<TcpStream>, Verdict> {
+) -> Result<TlsStream<TcpStream>, Finding> {
     let name = match sni {
         Some(sni) => ServerName::try_from(sni.to_owned())
-            .map_err(|_| Verdict::new(CheckCode::L6Rsp, format!("invalid server name {sni:?}")))?,
+            .map_err(|_| Finding::new(CheckCode::L6Rsp, format!("invalid server name {sni:?}")))?,
         None => ServerName::from(address.ip()),
     };
     let connector = TlsConnector::from(Arc::clone(config));
     match timeout_at(deadline, connector.connect(name, tcp)).await {
         Err(_) => Err(timed_out(CheckCode::L6Tout, "TLS handshake", limit)),
-        Ok(Err(e)) => Err(Verdict::new(
+        Ok(Err(e)) => Err(Finding::new(
             CheckCode::L6Rsp,
             format!("TLS handshake failed: {}", io_text(&e)),
         )),
@@ -268,8 +268,8 @@ fn session_text(conn: &rustls::ClientConnection) -> String {
 }
 
 /// The check's deadline passed during `step`; `limit` is the whole check's timeout.
-fn timed_out(code: CheckCode, step: &str, limit: Duration) -> Verdict {
-    Verdict::new(
+fn timed_out(code: CheckCode, step: &str, limit: Duration) -> Finding {
+    Finding::new(
         code,
         format!(
             "timeout during {step} (check timeout {} ms)",

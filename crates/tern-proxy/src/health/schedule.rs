@@ -26,8 +26,8 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::probe::probe;
+use crate::exchange::servers::{BackendState, ServerState};
 use crate::profiling::{Kind, Profiled};
-use crate::servers::{BackendState, ServerState};
 use crate::stats::{bump, AdminState, ServerCounters, WorkerStats};
 
 /// Starts the checker thread if any server is checked; it runs until `shutdown` turns true.

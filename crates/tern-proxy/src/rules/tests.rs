@@ -11,7 +11,7 @@ use tern_h1::{
 };
 
 use super::*;
-use crate::facts::{ConnFacts, RequestFacts, ResponseFacts};
+use crate::rules::facts::{ConnFacts, RequestFacts, ResponseFacts};
 
 const CONN: ConnFacts = ConnFacts {
     peer: IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)),
@@ -47,7 +47,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         sni,
     };
     routing[0]
-        .choose(&cfg.frontends[0].use_backend, &facts)
+        .use_backend(&cfg.frontends[0].use_backend, &facts)
         .map(|b| cfg.backends[b].name.as_str())
 }
 

@@ -1,13 +1,13 @@
 #![allow(clippy::unwrap_used)]
 
 use super::super::tests::{all_methods, ctx_for};
-use super::super::{Method, ServerSpec};
+use super::super::{BalanceMethod, ServerSpec};
 use super::*;
 use crate::{HashKey, HashType};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
-fn balancer(method: Method, weights: &[u32]) -> Balancer {
+fn balancer(method: BalanceMethod, weights: &[u32]) -> Balancer {
     let servers: Vec<ServerSpec> = weights.iter().map(|&w| ServerSpec::new(w)).collect();
     Balancer::new(method, &servers, 0).unwrap()
 }
@@ -26,7 +26,7 @@ fn shares(b: &mut Balancer, n: usize, picks: usize, refused: ServerId) -> Vec<us
 
 #[test]
 fn refused_round_robin_server_keeps_its_turn() {
-    let mut b = balancer(Method::RoundRobin, &[1, 1, 1]);
+    let mut b = balancer(BalanceMethod::RoundRobin, &[1, 1, 1]);
     let ctx = PickContext::new();
     assert_eq!(b.select_with(&ctx, |s| s != 0), Ok(1));
     assert_eq!(b.select(&ctx), Ok(0), "0 was refused, not skipped");
@@ -35,7 +35,7 @@ fn refused_round_robin_server_keeps_its_turn() {
 
 #[test]
 fn static_rr_uses_up_the_skipped_entry() {
-    let mut b = balancer(Method::StaticRoundRobin, &[1, 1, 1]);
+    let mut b = balancer(BalanceMethod::StaticRoundRobin, &[1, 1, 1]);
     let ctx = PickContext::new();
     assert_eq!(b.select_with(&ctx, |s| s != 0), Ok(1));
     assert_eq!(b.select(&ctx), Ok(2));
@@ -47,10 +47,10 @@ fn one_refused_server_leaves_the_others_shares() {
     let weights = [3, 1, 2, 4];
     let rest: u32 = weights[1..].iter().sum();
     let cases = [
-        (Method::RoundRobin, 7_000, 1),
-        (Method::StaticRoundRobin, 7_000, 1),
-        (Method::Random { draws: 1 }, 21_000, 150),
-        (Method::random(), 21_000, 150),
+        (BalanceMethod::RoundRobin, 7_000, 1),
+        (BalanceMethod::StaticRoundRobin, 7_000, 1),
+        (BalanceMethod::Random { draws: 1 }, 21_000, 150),
+        (BalanceMethod::random(), 21_000, 150),
     ];
     for (method, picks, tolerance) in cases {
         let mut b = balancer(method.clone(), &weights);
@@ -69,7 +69,7 @@ fn one_refused_server_leaves_the_others_shares() {
 
 #[test]
 fn stateful_orders_are_left_exactly_as_they_were() {
-    for method in [Method::LeastConn, Method::First] {
+    for method in [BalanceMethod::LeastConn, BalanceMethod::First] {
         let servers = [ServerSpec::new(2).maxconn(3); 4];
         let mut b = Balancer::new(method.clone(), &servers, 0).unwrap();
         let ctx = PickContext::new();
@@ -96,7 +96,7 @@ fn stateful_orders_are_left_exactly_as_they_were() {
 fn refused_hash_keys_move_to_the_next_server_only_for_the_call() {
     let consistent = HashType::Consistent { balance_factor: 0 };
     for hash_type in [consistent, HashType::MapBased] {
-        let method = Method::Hash {
+        let method = BalanceMethod::Hash {
             key: HashKey::Uri { whole: false },
             hash_type,
         };
@@ -136,7 +136,7 @@ fn refusing_every_active_server_is_full_not_a_spill() {
         ServerSpec::new(1).backup(),
         ServerSpec::new(1),
     ];
-    let mut b = Balancer::new(Method::RoundRobin, &servers, 0).unwrap();
+    let mut b = Balancer::new(BalanceMethod::RoundRobin, &servers, 0).unwrap();
     let ctx = PickContext::new();
     let mut offered = Vec::new();
     let got = b.select_with(&ctx, |s| {
@@ -228,7 +228,7 @@ proptest! {
             })
             .collect();
         let n = servers.len();
-        let is_first = matches!(method, Method::First);
+        let is_first = matches!(method, BalanceMethod::First);
         let mut b = Balancer::new(method, &servers, seed).unwrap();
         let mut weight: Vec<u32> = servers.iter().map(|s| s.weight).collect();
         let mut up = vec![true; n];

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{parse_algorithm, Algorithm};
-use crate::model::{Balance, HashKey, HashType};
+use crate::model::{Balance, BalanceHashType, BalanceKey};
 use crate::test_support::{assert_error, backend_error, parse_backend, parse_ok, MINIMAL};
 
 #[test]
@@ -13,13 +13,19 @@ fn parses_every_algorithm_name() {
         ("static-rr", Algorithm::Plain(Balance::StaticRoundRobin)),
         ("leastconn", Algorithm::Plain(Balance::LeastConn)),
         ("first", Algorithm::Plain(Balance::First)),
-        ("source", Algorithm::Hash(HashKey::Source)),
-        ("uri", Algorithm::Hash(HashKey::Uri { whole: false })),
-        ("uri whole", Algorithm::Hash(HashKey::Uri { whole: true })),
-        ("hdr(Host)", Algorithm::Hash(HashKey::Header("host".into()))),
+        ("source", Algorithm::Hash(BalanceKey::Source)),
+        ("uri", Algorithm::Hash(BalanceKey::Uri { whole: false })),
+        (
+            "uri whole",
+            Algorithm::Hash(BalanceKey::Uri { whole: true }),
+        ),
+        (
+            "hdr(Host)",
+            Algorithm::Hash(BalanceKey::Header("host".into())),
+        ),
         (
             "url_param(user)",
-            Algorithm::Hash(HashKey::UrlParam("user".into())),
+            Algorithm::Hash(BalanceKey::UrlParam("user".into())),
         ),
         ("random", Algorithm::Random(2)),
         ("random(3)", Algorithm::Random(3)),
@@ -57,8 +63,8 @@ fn hashing_takes_its_companion_keys() {
     assert_eq!(
         be.balance,
         Balance::Hash {
-            key: HashKey::Header("x-user".into()),
-            hash_type: HashType::Consistent {
+            key: BalanceKey::Header("x-user".into()),
+            hash_type: BalanceHashType::Consistent {
                 balance_factor: 150
             },
         }
@@ -67,8 +73,8 @@ fn hashing_takes_its_companion_keys() {
     assert_eq!(
         be.balance,
         Balance::Hash {
-            key: HashKey::Source,
-            hash_type: HashType::MapBased
+            key: BalanceKey::Source,
+            hash_type: BalanceHashType::MapBased
         }
     );
     let be = parse_backend("balance = \"ewma\"\newma_decay = \"2s\"");

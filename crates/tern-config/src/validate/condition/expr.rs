@@ -24,7 +24,7 @@ enum Kind {
 
 /// A match method: `-m NAME` or a fetch suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
+enum MatchMethod {
     Text(TextMatch),
     Reg,
     Found,
@@ -91,7 +91,7 @@ pub(crate) fn acl_test(words: &[Word], base_dir: &Path) -> Result<AclTest, Strin
 }
 
 /// A fetch name → what it reads, its sample type and the match its suffix implies.
-fn fetch(name: &str) -> Result<(Fetch, Kind, Option<Method>), String> {
+fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
     let unknown = || format!("unknown fetch `{name}`: expected one of {FETCHES}");
     let (base, arg) = match name.split_once('(') {
         Some((base, rest)) => {
@@ -143,15 +143,15 @@ fn header(arg: &str) -> Result<Fetch, String> {
 }
 
 /// `path_beg` → (`path`, beg).
-fn split_suffix(base: &str) -> (&str, Option<Method>) {
+fn split_suffix(base: &str) -> (&str, Option<MatchMethod>) {
     let suffixes = [
-        ("_beg", Method::Text(TextMatch::Beg)),
-        ("_end", Method::Text(TextMatch::End)),
-        ("_sub", Method::Text(TextMatch::Sub)),
-        ("_dom", Method::Text(TextMatch::Dom)),
-        ("_dir", Method::Text(TextMatch::Dir)),
-        ("_reg", Method::Reg),
-        ("_len", Method::Len),
+        ("_beg", MatchMethod::Text(TextMatch::Beg)),
+        ("_end", MatchMethod::Text(TextMatch::End)),
+        ("_sub", MatchMethod::Text(TextMatch::Sub)),
+        ("_dom", MatchMethod::Text(TextMatch::Dom)),
+        ("_dir", MatchMethod::Text(TextMatch::Dir)),
+        ("_reg", MatchMethod::Reg),
+        ("_len", MatchMethod::Len),
     ];
     suffixes
         .iter()
@@ -164,20 +164,20 @@ fn split_suffix(base: &str) -> (&str, Option<Method>) {
         .unwrap_or((base, None))
 }
 
-fn method_named(name: &str) -> Result<Method, String> {
+fn method_named(name: &str) -> Result<MatchMethod, String> {
     Ok(match name {
-        "str" => Method::Text(TextMatch::Str),
-        "beg" => Method::Text(TextMatch::Beg),
-        "end" => Method::Text(TextMatch::End),
-        "sub" => Method::Text(TextMatch::Sub),
-        "dom" => Method::Text(TextMatch::Dom),
-        "dir" => Method::Text(TextMatch::Dir),
-        "reg" => Method::Reg,
-        "found" => Method::Found,
-        "len" => Method::Len,
-        "int" => Method::Int,
-        "ip" => Method::Ip,
-        "bool" => Method::Bool,
+        "str" => MatchMethod::Text(TextMatch::Str),
+        "beg" => MatchMethod::Text(TextMatch::Beg),
+        "end" => MatchMethod::Text(TextMatch::End),
+        "sub" => MatchMethod::Text(TextMatch::Sub),
+        "dom" => MatchMethod::Text(TextMatch::Dom),
+        "dir" => MatchMethod::Text(TextMatch::Dir),
+        "reg" => MatchMethod::Reg,
+        "found" => MatchMethod::Found,
+        "len" => MatchMethod::Len,
+        "int" => MatchMethod::Int,
+        "ip" => MatchMethod::Ip,
+        "bool" => MatchMethod::Bool,
         other => {
             return Err(format!(
                 "unknown match method `{other}`: expected one of {METHODS}"
@@ -186,22 +186,22 @@ fn method_named(name: &str) -> Result<Method, String> {
     })
 }
 
-fn default_method(kind: Kind) -> Method {
+fn default_method(kind: Kind) -> MatchMethod {
     match kind {
-        Kind::Text => Method::Text(TextMatch::Str),
-        Kind::Int => Method::Int,
-        Kind::Ip => Method::Ip,
-        Kind::Bool => Method::Bool,
+        Kind::Text => MatchMethod::Text(TextMatch::Str),
+        Kind::Int => MatchMethod::Int,
+        Kind::Ip => MatchMethod::Ip,
+        Kind::Bool => MatchMethod::Bool,
     }
 }
 
 fn matcher(
     kind: Kind,
-    method: Method,
+    method: MatchMethod,
     icase: bool,
     patterns: &[String],
 ) -> Result<Matcher, String> {
-    let none_allowed = matches!(method, Method::Found | Method::Bool);
+    let none_allowed = matches!(method, MatchMethod::Found | MatchMethod::Bool);
     if none_allowed && !patterns.is_empty() {
         return Err(format!("takes no patterns, found `{}`", patterns[0]));
     }
@@ -209,17 +209,17 @@ fn matcher(
         return Err("needs at least one pattern (or `-m found`)".into());
     }
     Ok(match (kind, method) {
-        (_, Method::Found) => Matcher::Found,
-        (Kind::Text, Method::Text(how)) => Matcher::Text {
+        (_, MatchMethod::Found) => Matcher::Found,
+        (Kind::Text, MatchMethod::Text(how)) => Matcher::Text {
             how,
             icase,
             patterns: patterns.iter().map(|p| p.as_bytes().into()).collect(),
         },
-        (Kind::Text, Method::Reg) => Matcher::Regex(collect(patterns, |p| regex(p, icase))?),
-        (Kind::Text, Method::Len) => Matcher::Len(int_ranges(patterns)?),
-        (Kind::Int, Method::Int) => Matcher::Int(int_ranges(patterns)?),
-        (Kind::Ip, Method::Ip) => Matcher::Ip(collect(patterns, network)?),
-        (Kind::Bool, Method::Bool) => Matcher::Bool,
+        (Kind::Text, MatchMethod::Reg) => Matcher::Regex(collect(patterns, |p| regex(p, icase))?),
+        (Kind::Text, MatchMethod::Len) => Matcher::Len(int_ranges(patterns)?),
+        (Kind::Int, MatchMethod::Int) => Matcher::Int(int_ranges(patterns)?),
+        (Kind::Ip, MatchMethod::Ip) => Matcher::Ip(collect(patterns, network)?),
+        (Kind::Bool, MatchMethod::Bool) => Matcher::Bool,
         _ => return Err("this match method does not apply to this fetch's sample".into()),
     })
 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::cookie_value_problem;
-use crate::model::{CookieMode, CookiePersistence, StickTable};
+use crate::model::{CookieMode, CookiePersistence, Stickiness};
 use crate::test_support::{
     assert_error, backend_error, backend_with_servers, parse_backend, parse_ok,
 };
@@ -174,14 +174,14 @@ fn cookie_values_are_cookie_octets() {
 fn stick_reads_its_keys_and_defaults() {
     assert_eq!(
         parse_backend("stick = { on = \"source\" }").stick,
-        Some(StickTable {
+        Some(Stickiness {
             size: 100_000,
             expire: Duration::from_secs(30 * 60),
         })
     );
     assert_eq!(
         parse_backend("stick = { on = \"source\", size = 10000000, expire = \"1h\" }").stick,
-        Some(StickTable {
+        Some(Stickiness {
             size: 10_000_000,
             expire: Duration::from_secs(3600),
         })

@@ -18,7 +18,7 @@ use tern_h1::{parse_response, BodyReader, Limits, Method, ResponseHead, Status};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::{timeout_at, Instant};
 
-use super::{io_text, timed_out, CheckCode, Verdict};
+use super::{io_text, timed_out, CheckCode, Finding};
 
 /// Largest response head, and the size of the read buffer.
 const MAX_HEAD: usize = 16 * 1024;
@@ -50,7 +50,7 @@ pub(super) async fn exchange<S>(
     address: SocketAddr,
     deadline: Instant,
     limit: Duration,
-) -> Result<Verdict, Verdict>
+) -> Result<Finding, Finding>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -60,7 +60,7 @@ where
     }
 }
 
-async fn judge<S>(io: &mut S, check: &HttpCheck, address: SocketAddr) -> Result<Verdict, Verdict>
+async fn judge<S>(io: &mut S, check: &HttpCheck, address: SocketAddr) -> Result<Finding, Finding>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -81,18 +81,18 @@ where
     };
     if !expect.iter().any(|r| r.contains(status)) {
         let text = format!("status {status} (expected {})", show(expect));
-        return Err(Verdict::new(CheckCode::L7Sts, text));
+        return Err(Finding::new(CheckCode::L7Sts, text));
     }
     let Some(needle) = check.expect_body.as_deref() else {
-        return Ok(Verdict::new(CheckCode::L7Ok, format!("status {status}")));
+        return Ok(Finding::new(CheckCode::L7Ok, format!("status {status}")));
     };
     let reader = head.body_reader(&LIMITS);
     if search_body(io, &mut buf, len..filled, reader, needle.as_bytes()).await? {
         let text = format!("status {status}, body contains {needle:?}");
-        Ok(Verdict::new(CheckCode::L7Ok, text))
+        Ok(Finding::new(CheckCode::L7Ok, text))
     } else {
         let text = format!("status {status}, body does not contain {needle:?}");
-        Err(Verdict::new(CheckCode::L7Body, text))
+        Err(Finding::new(CheckCode::L7Body, text))
     }
 }
 
@@ -127,7 +127,7 @@ async fn read_head<S>(
     buf: &mut [u8],
     head: &mut ResponseHead,
     method: Method,
-) -> Result<(usize, usize), Verdict>
+) -> Result<(usize, usize), Finding>
 where
     S: AsyncRead + Unpin,
 {
@@ -181,7 +181,7 @@ async fn search_body<S>(
     start: Range<usize>,
     mut reader: BodyReader,
     needle: &[u8],
-) -> Result<bool, Verdict>
+) -> Result<bool, Finding>
 where
     S: AsyncRead + Unpin,
 {
@@ -234,7 +234,7 @@ pub(super) fn contains_from(hay: &[u8], from: usize, needle: &[u8]) -> bool {
 
 /// One read; a TLS peer that closes without close_notify reads as end of stream, since HTTP's
 /// own framing tells a complete response from a truncated one.
-async fn read_some<S>(io: &mut S, buf: &mut [u8]) -> Result<usize, Verdict>
+async fn read_some<S>(io: &mut S, buf: &mut [u8]) -> Result<usize, Finding>
 where
     S: AsyncRead + Unpin,
 {
@@ -247,16 +247,16 @@ where
 
 /// An I/O error on an established connection: a TLS error (rustls reports them as invalid
 /// data) or a socket error.
-fn io_failure(e: &io::Error) -> Verdict {
+fn io_failure(e: &io::Error) -> Finding {
     if e.kind() == io::ErrorKind::InvalidData {
-        Verdict::new(CheckCode::L6Rsp, format!("TLS error: {}", io_text(e)))
+        Finding::new(CheckCode::L6Rsp, format!("TLS error: {}", io_text(e)))
     } else {
-        Verdict::new(CheckCode::SockErr, io_text(e))
+        Finding::new(CheckCode::SockErr, io_text(e))
     }
 }
 
-fn invalid(text: impl Into<String>) -> Verdict {
-    Verdict::new(CheckCode::L7Rsp, text)
+fn invalid(text: impl Into<String>) -> Finding {
+    Finding::new(CheckCode::L7Rsp, text)
 }
 
 /// `expect_status` for a log line: `200-399`, `200,204`; adjacent ranges are shown as one.

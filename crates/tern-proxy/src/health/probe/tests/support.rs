@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::health::probe::{probe, CheckCode, Outcome};
+use crate::health::probe::{probe, CheckCode, CheckResult};
 
 /// The check timeout of tests that expect an answer: long enough never to fire on a loaded
 /// machine.
@@ -134,14 +134,14 @@ pub(super) fn tls() -> Arc<ClientConfig> {
 }
 
 /// Runs an HTTP check of `http` against a plain server playing `reply`.
-pub(super) async fn http_probe(http: HttpCheck, reply: Reply, timeout: Duration) -> Outcome {
+pub(super) async fn http_probe(http: HttpCheck, reply: Reply, timeout: Duration) -> CheckResult {
     let (addr, _server) = server(reply).await;
     probe(&check(CheckKind::Http(http), addr, timeout), &tls(), None).await
 }
 
 /// Asserts the outcome's code and that its detail starts with `detail`.
 #[track_caller]
-pub(super) fn assert_outcome(outcome: &Outcome, code: CheckCode, detail: &str) {
+pub(super) fn assert_outcome(outcome: &CheckResult, code: CheckCode, detail: &str) {
     assert_eq!(outcome.code, code, "{}", outcome.detail);
     assert_eq!(outcome.passed, code.passed());
     assert!(

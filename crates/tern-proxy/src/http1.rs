@@ -1,0 +1,15 @@
+//! HTTP/1.1 on a client connection: the proxy loop, the request's route to a backend, and the
+//! relay of one exchange, over any [`crate::listen::client::ClientStream`].
+//!
+//! One task serves a connection from its first request to its close, the server side included
+//! (docs/design/0002-h1-engine.md). Choosing a server and getting a connection to it are not
+//! HTTP/1.1 business: they are [`crate::exchange`]'s, which HTTP/2 will share.
+
+// The proxy loop of one client connection: read a head, answer it or forward it, again.
+pub(crate) mod conn;
+// Forwarding a request once it has a backend: server, connection, head, relay, outcome.
+pub(crate) mod forward;
+// One exchange in flight: the request body goes up while the response comes down.
+pub(crate) mod relay;
+// Between a parsed head and the exchange: request rules, the backend, rules' own answers.
+pub(crate) mod route;

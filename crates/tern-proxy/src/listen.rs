@@ -1,0 +1,15 @@
+//! The client side up to a connection ready to serve: listening sockets, the accept loop and
+//! its connection limits, and one session's steps (TLS handshake, then the protocol).
+//!
+//! The TLS handshake itself is in [`crate::tls`]; what follows it is a protocol's loop
+//! ([`crate::http1`] today). [`client::ClientStream`] is what a protocol's loop reads and writes,
+//! plain or TLS: HTTP/2 will run over the same streams.
+
+// The accept loop of one listening socket, run by a worker or its handshake offload thread.
+pub(crate) mod accept;
+// What a protocol's loop needs from a client connection, plain or TLS.
+pub(crate) mod client;
+// Listening sockets: one per bind per worker, sharing the port with SO_REUSEPORT.
+pub(crate) mod listener;
+// One client connection from accept to close: TLS handshake, then the protocol's loop.
+pub(crate) mod session;

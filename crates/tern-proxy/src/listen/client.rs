@@ -1,0 +1,107 @@
+//! What the proxy loop needs from a client connection, plain or TLS.
+//!
+//! Both kinds are tokio `AsyncRead + AsyncWrite`; the loop is generic over them (one copy of the
+//! code per kind, no dynamic dispatch). The differences the loop must know about are here:
+//! - a TLS stream buffers what is written until it is flushed (one record, one `writev` for a
+//!   head and its body), and its flush can make progress while still pending (see
+//!   [`ClientStream::bytes_sent`]);
+//! - closing a TLS stream first sends close_notify; closing a plain one needs no system call
+//!   beyond the `close` of the drop;
+//! - after an error answer, the loop shuts down the sending side and drains what the client
+//!   still sends for a moment ("lingering close", as HAProxy and nginx do), because closing a
+//!   socket with unread data makes the kernel answer with a reset that can destroy the answer
+//!   before the client reads it.
+
+use std::io;
+use std::net::Shutdown;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+use crate::tls::stream::TlsStream;
+
+/// A client connection the proxy loop can serve.
+pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
+    /// Bytes written to the socket so far, for streams whose flush makes progress while
+    /// pending (TLS: a flush returns only once rustls' whole buffer is out). Plain TCP returns
+    /// a constant: every write that makes progress returns ready.
+    fn bytes_sent(&self) -> u64 {
+        0
+    }
+
+    /// Starts an orderly close: TLS sends close_notify (completes once flushed); plain TCP has
+    /// nothing to do before `close`.
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+
+    /// Announces the close with the last bytes written: TLS queues close_notify so the next
+    /// flush sends it in the same `writev` as the end of the response.
+    fn queue_close(&mut self) {}
+
+    /// The TCP socket under the stream.
+    fn tcp(&self) -> &TcpStream;
+
+    /// The client's verified certificate (DER), on a TLS bind with `client_auth`.
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// The server name the client sent in its TLS ClientHello (SNI).
+    fn sni(&self) -> Option<&str> {
+        None
+    }
+
+    /// Shuts down the sending direction of the socket (FIN), keeping the receiving one open.
+    fn shutdown_send(&self) -> io::Result<()> {
+        socket2::SockRef::from(self.tcp()).shutdown(Shutdown::Write)
+    }
+
+    /// Reads raw bytes from the socket, bypassing TLS, to drop them (lingering close).
+    fn poll_drain(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.tcp().poll_read_ready(cx))?;
+            match self.tcp().try_read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+}
+
+impl ClientStream for TcpStream {
+    fn poll_close(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl ClientStream for TlsStream {
+    fn bytes_sent(&self) -> u64 {
+        self.sent()
+    }
+
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        let chain = self.connection().peer_certificates()?;
+        chain.first().map(|cert| cert.as_ref())
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.connection().server_name()
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(self).poll_shutdown(cx)
+    }
+
+    fn queue_close(&mut self) {
+        self.queue_close_notify();
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        TlsStream::tcp(self)
+    }
+}
