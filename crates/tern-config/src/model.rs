@@ -116,6 +116,50 @@ pub struct Frontend {
     /// What closes after each response: nothing, the server connections, or both sides
     /// (`connection_mode`, HAProxy's `option http-keep-alive|http-server-close|httpclose`).
     pub connection_mode: ConnectionMode,
+    /// HTTP/2 on this frontend's connections (`http2`): h2c on plain binds, and the settings
+    /// and limits of every HTTP/2 connection (TLS binds speak it when ALPN chooses `h2`).
+    pub http2: Http2Settings,
+}
+
+/// A frontend's HTTP/2 settings (`http2`); see docs/configuration.md for the defaults' reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Http2Settings {
+    /// Plain binds speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1 (HAProxy's
+    /// `proto h2` on a bind).
+    pub cleartext: bool,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once.
+    pub max_concurrent_streams: u32,
+    /// SETTINGS_INITIAL_WINDOW_SIZE: what a client may send on a stream before tern reads it.
+    pub initial_window_size: u32,
+    /// The connection's receive window: what a client may send on all streams together.
+    pub connection_window_size: u32,
+    /// SETTINGS_MAX_FRAME_SIZE: the largest frame payload tern accepts.
+    pub max_frame_size: u32,
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest decoded header list (RFC 9113 §6.5.2 sizes).
+    pub max_header_list_size: u32,
+    /// Streams reset by the client kept in memory at once (a longer list is a protocol error).
+    pub max_concurrent_reset_streams: usize,
+    /// Streams reset by the client before tern accepted them (rapid reset, CVE-2023-44487):
+    /// beyond this, GOAWAY with ENHANCE_YOUR_CALM.
+    pub max_pending_accept_reset_streams: usize,
+    /// Streams tern had to reset for the client's errors: beyond this, GOAWAY.
+    pub max_local_error_reset_streams: usize,
+}
+
+impl Default for Http2Settings {
+    fn default() -> Self {
+        Http2Settings {
+            cleartext: false,
+            max_concurrent_streams: 100,
+            initial_window_size: 65_535,
+            connection_window_size: 1 << 20,
+            max_frame_size: 16_384,
+            max_header_list_size: 64 * 1024,
+            max_concurrent_reset_streams: 10,
+            max_pending_accept_reset_streams: 20,
+            max_local_error_reset_streams: 1024,
+        }
+    }
 }
 
 /// One `use_backend` rule.

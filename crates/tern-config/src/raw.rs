@@ -86,6 +86,23 @@ pub(crate) struct RawFrontend {
     pub timeouts: RawFrontendTimeouts,
     #[serde(default)]
     pub limits: RawLimits,
+    #[serde(default)]
+    pub http2: RawHttp2,
+}
+
+/// `frontend.http2`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHttp2 {
+    pub cleartext: Option<bool>,
+    pub max_concurrent_streams: Option<i64>,
+    pub initial_window_size: Option<RawSize>,
+    pub connection_window_size: Option<RawSize>,
+    pub max_frame_size: Option<RawSize>,
+    pub max_header_list_size: Option<RawSize>,
+    pub max_concurrent_reset_streams: Option<i64>,
+    pub max_pending_accept_reset_streams: Option<i64>,
+    pub max_local_error_reset_streams: Option<i64>,
 }
 
 /// `frontend.timeouts`.

@@ -31,6 +31,8 @@ struct BindOpts {
     crl_file: Option<String>,
     /// Options that need `ssl`, for the warning when it is missing.
     tls_only: Vec<String>,
+    /// `proto NAME`: the protocol forced on the bind's connections.
+    proto: Option<String>,
 }
 
 /// Bind options that take no argument and do nothing in tern, with the reason.
@@ -68,7 +70,7 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         "interface" | "mss" | "namespace" | "backlog" | "maxconn" | "crt-ignore-err"
         | "ca-ignore-err" | "ca-sign-file" | "ca-sign-pass" | "ca-verify-file"
         | "client-sigalgs" | "level" | "severity-output" | "expose-fd" | "mode" | "user"
-        | "group" | "uid" | "gid" | "proto" | "tcp-ut" | "ocsp-update" | "ssl-verifyhost"
+        | "group" | "uid" | "gid" | "tcp-ut" | "ocsp-update" | "ssl-verifyhost"
         | "guid-prefix" | "idle-ping" => 1,
         _ => return None,
     })
@@ -100,6 +102,7 @@ pub(crate) fn bind(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     if opts.ssl && tls.is_none() {
         return;
     }
+    proto(&opts, line.no, p, cx);
     p.tls_binds |= tls.is_some();
     for address in addresses {
         p.first_bind_address.get_or_insert_with(|| address.clone());
@@ -108,6 +111,27 @@ pub(crate) fn bind(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             None => string(&address),
         };
         p.binds.push(Src::new(item, line.no));
+    }
+}
+
+/// `proto h2` on a plain bind: its frontend speaks h2c (`http2.cleartext`, for all of its plain
+/// binds). On a TLS bind ALPN chooses the protocol (`alpn h2` alone forces HTTP/2), so there it
+/// is approximated; `proto h1` is what tern does anyway.
+fn proto(opts: &BindOpts, line: usize, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    match opts.proto.as_deref() {
+        None => {}
+        Some("h2") if !opts.ssl => p.h2c = Some(Src::new(true, line)),
+        Some("h2") => cx.diag.approx(
+            line,
+            &cx.context,
+            "proto",
+            "on a TLS bind the client's ALPN chooses HTTP/2 or HTTP/1.1 (alpn h2 offers HTTP/2 only)",
+        ),
+        Some("h1") => cx.no_effect(line, "proto", "HTTP/1.1 is what tern speaks without it"),
+        Some(other) => cx.error(
+            line,
+            format!("bind option 'proto {other}' is not supported (tern speaks h1 and h2)"),
+        ),
     }
 }
 
@@ -131,13 +155,18 @@ fn options(line: &Line, cx: &mut Cx<'_>) -> Option<BindOpts> {
         }
         let needs_arg = matches!(
             option,
-            "crt" | "crt-list" | "alpn" | "verify" | "ca-file" | "crl-file"
+            "crt" | "crt-list" | "alpn" | "verify" | "ca-file" | "crl-file" | "proto"
         ) || no_effect_valued(option).is_some();
         if needs_arg && arg.is_none() {
             cx.error(line.no, format!("bind option '{option}' needs an argument"));
             return None;
         }
         let arg = arg.unwrap_or_default();
+        if option == "proto" {
+            opts.proto = Some(arg.to_owned());
+            i += 2;
+            continue;
+        }
         match option {
             "ssl" => opts.ssl = true,
             "crt" => {
@@ -148,7 +177,7 @@ fn options(line: &Line, cx: &mut Cx<'_>) -> Option<BindOpts> {
                 opts.any_crt = true;
                 opts.certs.crt_list(arg, line.no, cx);
             }
-            "alpn" => opts.alpn = Some(tls::alpn(arg, &at, cx.diag)),
+            "alpn" => opts.alpn = Some(tls::bind_alpn(arg, &at, cx.diag)),
             "verify" => opts.verify = Some(arg.to_owned()),
             "ca-file" => opts.ca_file = Some(arg.to_owned()),
             "crl-file" => opts.crl_file = Some(arg.to_owned()),

@@ -171,6 +171,9 @@ fn frontend(
     if let Some(uri) = &c.monitor_uri {
         t.set("monitor_uri", string(&uri.v), uri.line);
     }
+    if let Some(h2c) = &c.h2c {
+        t.set("http2.cleartext", h2c.v.to_string(), h2c.line);
+    }
     if let Some(backend) = p.default_backend() {
         t.set("default_backend", string(&backend.v), backend.line);
     }

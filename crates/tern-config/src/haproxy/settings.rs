@@ -144,6 +144,8 @@ pub(crate) struct ProxyCfg {
     pub first_bind_address: Option<String>,
     /// Whether any bind has TLS (a stats listener cannot).
     pub tls_binds: bool,
+    /// `proto h2` on a plain bind: the frontend speaks h2c on its plain binds.
+    pub h2c: Option<Src<bool>>,
     pub servers: Vec<ServerCfg>,
     pub default_server: ServerParams,
     pub timeouts: Timeouts,

@@ -255,19 +255,29 @@ pub(crate) fn named<T: Named>(
     kept.into_iter().map(str::to_owned).collect()
 }
 
-/// An ALPN list (`h2,http/1.1`): tern speaks HTTP/1.x only.
+/// A bind's ALPN list (`h2,http/1.1`): tern speaks HTTP/2 and HTTP/1.x to clients.
+pub(crate) fn bind_alpn(list: &str, at: &At<'_>, diag: &mut Diag) -> Vec<String> {
+    alpn_of(list, &["h2", "http/1.1", "http/1.0"], at, diag)
+}
+
+/// A server's ALPN list (`h2,http/1.1`): tern speaks HTTP/1.x to servers.
 pub(crate) fn alpn(list: &str, at: &At<'_>, diag: &mut Diag) -> Vec<String> {
+    alpn_of(list, &["http/1.1", "http/1.0"], at, diag)
+}
+
+fn alpn_of(list: &str, speaks: &[&str], at: &At<'_>, diag: &mut Diag) -> Vec<String> {
     let (kept, dropped): (Vec<&str>, Vec<&str>) = list
         .split(',')
         .filter(|s| !s.is_empty())
-        .partition(|p| matches!(*p, "http/1.1" | "http/1.0"));
+        .partition(|p| speaks.contains(p));
     if !dropped.is_empty() {
         diag.approx(
             at.line,
             at.context,
             "alpn",
             &format!(
-                "tern speaks HTTP/1.1 and 1.0 only: {} dropped, alpn = [{}]",
+                "tern speaks {} here: {} dropped, alpn = [{}]",
+                speaks.join(", "),
                 dropped.join(", "),
                 kept.iter()
                     .map(|p| format!("\"{p}\""))

@@ -12,8 +12,10 @@ use std::time::Duration;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Bind, Frontend, FrontendTimeouts, RequestLimits, TlsSettings};
-use crate::raw::{RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawLimits};
+use crate::model::{Bind, Frontend, FrontendTimeouts, Http2Settings, RequestLimits, TlsSettings};
+use crate::raw::{
+    RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
+};
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
 const MIN_HEAD_SIZE: u64 = 8 * 1024;
@@ -59,6 +61,7 @@ impl Checker<'_> {
             x_forwarded_proto: raw.x_forwarded_proto.unwrap_or(true),
             client_cert_headers: raw.client_cert_headers.unwrap_or(false),
             limits: self.limits(&raw.limits, &path.key("limits")),
+            http2: self.http2(&raw.http2, &path.key("http2")),
             connection_mode: self.connection_mode(
                 raw.connection_mode.as_deref(),
                 &path.key("connection_mode"),
@@ -244,6 +247,77 @@ impl Checker<'_> {
             max_head_size: usize::try_from(head).unwrap_or(usize::MAX),
             max_headers: self.int_in(&path.key("max_headers"), raw.max_headers, 1..=1000, 100)
                 as usize,
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// `frontend.http2`: each setting within what RFC 9113 allows and what keeps a connection's
+    /// memory bounded.
+    fn http2(&mut self, raw: &RawHttp2, path: &KeyPath) -> Http2Settings {
+        let d = Http2Settings::default();
+        let window = |c: &mut Self, key: &str, raw: Option<&RawSize>, default: u32| {
+            // RFC 9113 §6.9.1: at most 2^31-1.
+            c.size_in(&path.key(key), raw, 1..=(1 << 31) - 1, u64::from(default)) as u32
+        };
+        let count = |c: &mut Self, key: &str, raw: Option<i64>, max: i64, default: usize| {
+            c.int_in(&path.key(key), raw, 1..=max, default as i64) as usize
+        };
+        Http2Settings {
+            cleartext: raw.cleartext.unwrap_or(d.cleartext),
+            max_concurrent_streams: count(
+                self,
+                "max_concurrent_streams",
+                raw.max_concurrent_streams,
+                10_000,
+                d.max_concurrent_streams as usize,
+            ) as u32,
+            initial_window_size: window(
+                self,
+                "initial_window_size",
+                raw.initial_window_size.as_ref(),
+                d.initial_window_size,
+            ),
+            connection_window_size: window(
+                self,
+                "connection_window_size",
+                raw.connection_window_size.as_ref(),
+                d.connection_window_size,
+            ),
+            // RFC 9113 §6.5.2: 2^14 to 2^24-1.
+            max_frame_size: self.size_in(
+                &path.key("max_frame_size"),
+                raw.max_frame_size.as_ref(),
+                16_384..=16_777_215,
+                u64::from(d.max_frame_size),
+            ) as u32,
+            max_header_list_size: self.size_in(
+                &path.key("max_header_list_size"),
+                raw.max_header_list_size.as_ref(),
+                1024..=16 << 20,
+                u64::from(d.max_header_list_size),
+            ) as u32,
+            max_concurrent_reset_streams: count(
+                self,
+                "max_concurrent_reset_streams",
+                raw.max_concurrent_reset_streams,
+                100_000,
+                d.max_concurrent_reset_streams,
+            ),
+            max_pending_accept_reset_streams: count(
+                self,
+                "max_pending_accept_reset_streams",
+                raw.max_pending_accept_reset_streams,
+                100_000,
+                d.max_pending_accept_reset_streams,
+            ),
+            max_local_error_reset_streams: count(
+                self,
+                "max_local_error_reset_streams",
+                raw.max_local_error_reset_streams,
+                100_000,
+                d.max_local_error_reset_streams,
+            ),
         }
     }
 }

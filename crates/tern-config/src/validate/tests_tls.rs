@@ -92,9 +92,9 @@ fn unsupported_names_list_the_supported_ones() {
         "must list at least one of",
     );
     tls_error(
-        "certs = [\"a.pem\"], alpn = [\"h2\"]",
+        "certs = [\"a.pem\"], alpn = [\"h3\"]",
         "frontend[0].tls.alpn[0]",
-        "unsupported ALPN protocol `h2`",
+        "unsupported ALPN protocol `h3`: tern speaks h2, http/1.1, http/1.0",
     );
 }
 

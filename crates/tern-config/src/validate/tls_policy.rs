@@ -12,7 +12,7 @@ use crate::model::{Named, TlsPolicy, TlsVersion};
 use crate::raw::RawTls;
 
 /// The application protocols tern speaks to clients.
-const ALPN_SUPPORTED: [&str; 2] = ["http/1.1", "http/1.0"];
+const ALPN_SUPPORTED: [&str; 3] = ["h2", "http/1.1", "http/1.0"];
 
 impl Checker<'_> {
     pub(super) fn tls_policy(&mut self, raw: &RawTls, path: &KeyPath) -> TlsPolicy {

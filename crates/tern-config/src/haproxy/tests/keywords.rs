@@ -56,13 +56,13 @@ fn tls_bind_inherits_the_ssl_default_bind_settings() {
          bind :8443 ssl crt /etc/site.pem ciphers ECDHE-RSA-AES256-GCM-SHA384 ssl-max-ver TLSv1.2 prefer-client-ciphers\n\
          bind :80\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
     ));
-    assert_eq!(warned(&c.warnings), ["3: ciphers", "14: alpn"]);
+    assert_eq!(warned(&c.warnings), ["3: ciphers"]);
     assert_has(
         &c,
         "{ address = \":443\", tls = { certs = [\"/etc/site.pem\"], strict_sni = true, min_version = \"1.2\", \
          ciphers = [\"ECDHE-ECDSA-AES128-GCM-SHA256\", \"ECDHE-RSA-AES128-GCM-SHA256\"], \
          suites = [\"TLS_AES_128_GCM_SHA256\", \"TLS_AES_256_GCM_SHA384\"], groups = [\"X25519\", \"P-256\"], \
-         alpn = [\"http/1.1\"], resumption = { tickets = false, cache_size = 1000 }, \
+         alpn = [\"h2\", \"http/1.1\"], resumption = { tickets = false, cache_size = 1000 }, \
          client_auth = { verify = \"required\", ca = \"/etc/ssl/certs/clients.pem\", crl = [\"/etc/ssl/certs/clients.crl\"] } } },",
     );
     assert_has(
@@ -454,4 +454,19 @@ fn cookie_modes_haproxy_refuses() {
         ));
         assert!(errs.iter().any(|e| e.contains(needle)), "{line}: {errs:?}");
     }
+}
+
+#[test]
+fn proto_h2_on_a_plain_bind_turns_on_h2c() {
+    let c = convert(&format!(
+        "{HEAD}frontend f\n  bind :80 proto h2\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_has(&c, "http2.cleartext = true");
+    assert!(validate(&c).frontends[0].http2.cleartext);
+
+    let e = errors(&format!(
+        "{HEAD}frontend f\n  bind :80 proto fcgi\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(e.iter().any(|e| e.contains("proto fcgi")), "{e:?}");
 }
