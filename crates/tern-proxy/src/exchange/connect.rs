@@ -56,7 +56,7 @@ pub(crate) async fn obtain(
 
 /// The client connection's addresses, for the PROXY header of a server with `proxy_protocol`.
 pub(crate) fn origin<S: ClientStream>(io: &S) -> Origin {
-    match (io.tcp().peer_addr(), io.tcp().local_addr()) {
+    match (io.peer_addr(), io.local_addr()) {
         (Ok(source), Ok(destination)) => Origin::Client {
             source,
             destination,

@@ -145,7 +145,7 @@ pub(crate) async fn serve<S: ClientStream>(
     };
     // A `getsockname` only when some rule reads the local port.
     let local_port = if w.shared.reads_dst_port {
-        io.tcp().local_addr().map_or(0, |a| a.port())
+        io.local_addr().map_or(0, |a| a.port())
     } else {
         0
     };

@@ -13,7 +13,7 @@
 //!   before the client reads it.
 
 use std::io;
-use std::net::Shutdown;
+use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -39,8 +39,19 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// flush sends it in the same `writev` as the end of the response.
     fn queue_close(&mut self) {}
 
-    /// The TCP socket under the stream.
-    fn tcp(&self) -> &TcpStream;
+    /// The TCP socket under the stream; `None` for a stream multiplexed on a connection (an
+    /// HTTP/2 stream), which has no socket of its own to shut down or drain.
+    fn socket(&self) -> Option<&TcpStream>;
+
+    /// The client's address.
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.socket().ok_or_else(no_socket)?.peer_addr()
+    }
+
+    /// The address the client connected to.
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket().ok_or_else(no_socket)?.local_addr()
+    }
 
     /// The client's verified certificate (DER), on a TLS bind with `client_auth`.
     fn peer_certificate(&self) -> Option<&[u8]> {
@@ -54,14 +65,21 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
 
     /// Shuts down the sending direction of the socket (FIN), keeping the receiving one open.
     fn shutdown_send(&self) -> io::Result<()> {
-        socket2::SockRef::from(self.tcp()).shutdown(Shutdown::Write)
+        match self.socket() {
+            Some(tcp) => socket2::SockRef::from(tcp).shutdown(Shutdown::Write),
+            None => Ok(()),
+        }
     }
 
-    /// Reads raw bytes from the socket, bypassing TLS, to drop them (lingering close).
+    /// Reads raw bytes from the socket, bypassing TLS, to drop them (lingering close); end of
+    /// stream at once without a socket.
     fn poll_drain(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let Some(tcp) = self.socket() else {
+            return Poll::Ready(Ok(0));
+        };
         loop {
-            ready!(self.tcp().poll_read_ready(cx))?;
-            match self.tcp().try_read(buf) {
+            ready!(tcp.poll_read_ready(cx))?;
+            match tcp.try_read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 other => return Poll::Ready(other),
             }
@@ -69,13 +87,17 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     }
 }
 
+fn no_socket() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "no socket of its own")
+}
+
 impl ClientStream for TcpStream {
     fn poll_close(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }
 
-    fn tcp(&self) -> &TcpStream {
-        self
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self)
     }
 }
 
@@ -101,7 +123,7 @@ impl ClientStream for TlsStream {
         self.queue_close_notify();
     }
 
-    fn tcp(&self) -> &TcpStream {
-        TlsStream::tcp(self)
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self.tcp())
     }
 }
