@@ -26,6 +26,8 @@ mod generation;
 mod health;
 // HTTP/1.1 on a client connection: the proxy loop, routing, the relay.
 mod http1;
+// HTTP/2 on a client connection: each stream served as an HTTP/1.1 exchange (design note 0003).
+mod http2;
 // What a thread serving connections is asked to do (run, drain, stop).
 mod lifecycle;
 // Listening sockets, the accept loop and a session's steps.

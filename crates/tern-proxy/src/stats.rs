@@ -59,8 +59,16 @@ counters! {
         tls_failures,
         /// TLS handshakes that did not finish within the handshake timeout.
         tls_timeouts,
-        /// Requests received (heads parsed).
+        /// Requests received (heads parsed), HTTP/2 streams included.
         requests,
+        /// Client connections that negotiated HTTP/2 (ALPN `h2`, or h2c with prior knowledge).
+        h2_sessions,
+        /// HTTP/2 streams opened by clients (each also counts in `requests` once its head is
+        /// parsed).
+        h2_streams,
+        /// HTTP/2 connections ended by a protocol or flow-control error (GOAWAY sent or
+        /// received with an error code, or a broken preface); counted once per connection.
+        h2_errors,
         /// Requests answered by `monitor_uri`.
         monitor,
         /// Requests refused by an `http_request` `deny` rule.

@@ -70,8 +70,8 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         "interface" | "mss" | "namespace" | "backlog" | "maxconn" | "crt-ignore-err"
         | "ca-ignore-err" | "ca-sign-file" | "ca-sign-pass" | "ca-verify-file"
         | "client-sigalgs" | "level" | "severity-output" | "expose-fd" | "mode" | "user"
-        | "group" | "uid" | "gid" | "tcp-ut" | "ocsp-update" | "ssl-verifyhost"
-        | "guid-prefix" | "idle-ping" => 1,
+        | "group" | "uid" | "gid" | "tcp-ut" | "ocsp-update" | "ssl-verifyhost" | "guid-prefix"
+        | "idle-ping" => 1,
         _ => return None,
     })
 }

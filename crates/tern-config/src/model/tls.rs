@@ -111,7 +111,7 @@ impl Default for TlsPolicy {
             suites: Tls13Suite::ALL.to_vec(),
             groups: KxGroup::ALL.to_vec(),
             sigalgs: None,
-            alpn: vec!["http/1.1".to_owned()],
+            alpn: vec!["h2".to_owned(), "http/1.1".to_owned()],
             prefer_server_ciphers: true,
         }
     }

@@ -58,7 +58,7 @@ fn policy_names_in_any_spelling_keep_their_order() {
 fn defaults_are_tern_policy_and_tickets() {
     let t = tls("certs = [\"a.pem\"]");
     assert_eq!(t.policy, crate::model::TlsPolicy::default());
-    assert_eq!(t.policy.alpn, ["http/1.1"]);
+    assert_eq!(t.policy.alpn, ["h2", "http/1.1"]);
     assert!(t.resumption.tickets);
     assert_eq!(t.resumption.cache_size, 0);
     assert!(!t.strict_sni);

@@ -210,10 +210,10 @@ fn text_or_dash<const N: usize>(out: &mut Vec<u8>, text: &Text<N>) {
 }
 
 fn version_name(version: u8) -> &'static str {
-    if version == 10 {
-        "HTTP/1.0"
-    } else {
-        "HTTP/1.1"
+    match version {
+        10 => "HTTP/1.0",
+        20 => "HTTP/2.0",
+        _ => "HTTP/1.1",
     }
 }
 
@@ -379,6 +379,9 @@ pub(crate) fn json(r: &Record, out: &mut Vec<u8>) {
             out.extend_from_slice(b",\"version\":\"");
             out.extend_from_slice(version_name(r.version).as_bytes());
             out.extend_from_slice(b"\",\"error\":null");
+            if r.stream != 0 {
+                let _ = write!(out, ",\"stream\":{}", r.stream);
+            }
         }
         Request::Missing(why) => {
             let _ = write!(

@@ -144,8 +144,10 @@ pub(crate) struct Record {
     pub request: Request,
     pub method: Text<METHOD_MAX>,
     pub target: Text<TARGET_MAX>,
-    /// 10 or 11 (HTTP/1.0, HTTP/1.1).
+    /// 10, 11 or 20 (HTTP/1.0, HTTP/1.1, HTTP/2).
     pub version: u8,
+    /// The HTTP/2 stream id; 0 for an HTTP/1.x request.
+    pub stream: u32,
     /// `None` for a plain connection.
     pub tls: Option<TlsFields>,
 }
@@ -170,6 +172,7 @@ impl Record {
             method: Text::new(),
             target: Text::new(),
             version: 11,
+            stream: 0,
             tls: None,
         }
     }

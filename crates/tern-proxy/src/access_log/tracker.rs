@@ -73,6 +73,25 @@ impl Tracker {
         }))
     }
 
+    /// A tracker for HTTP/2 stream `id` of this connection, which starts now: the connection's
+    /// fields (client, frontend, TLS) are copied, and its lines say `HTTP/2.0` and the stream.
+    pub(crate) fn stream(&self, id: u32) -> Box<Self> {
+        let now = Instant::now();
+        let mut record = self.record;
+        record.stream = id;
+        Box::new(Self {
+            record,
+            accepted: now,
+            handshake: 0,
+            wait_from: now,
+            first_byte: None,
+            mark: now,
+            failed_connects: 0,
+            backend: None,
+            server: None,
+        })
+    }
+
     /// The TLS handshake completed: notes the session and the handshake time.
     pub(crate) fn handshaken(&mut self, conn: &ServerConnection) {
         self.handshake = micros(self.accepted, Instant::now());
@@ -120,7 +139,9 @@ impl Tracker {
         r.request = Request::Line;
         r.method.set(head.method_bytes(buf));
         r.target.set(head.target().get(buf));
-        r.version = if head.version() == Version::Http10 {
+        r.version = if r.stream != 0 {
+            20
+        } else if head.version() == Version::Http10 {
             10
         } else {
             11

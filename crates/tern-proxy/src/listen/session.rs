@@ -1,15 +1,19 @@
-//! One client connection (a session): TLS handshake (`tls/handshake.rs`), then the HTTP/1.1 loop
-//! until it ends. With handshake offload, the handshake happens on the offload thread and the
+//! One client connection (a session): TLS handshake (`tls/handshake.rs`), then the protocol's
+//! loop until it ends: HTTP/2 (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with
+//! prior knowledge, else HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
 //! worker takes the session up from [`resume`].
 
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use crate::access_log::Tracker;
 use crate::http1::conn;
+use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
 use crate::profiling::{Kind, Profiled};
 use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
+use crate::tls::stream::TlsStream;
 use crate::worker::Worker;
 
 /// Serves one accepted connection to its end.
@@ -26,6 +30,11 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
+        if w.shared.frontend(frontend).http2.cleartext {
+            // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
+            let info = http2::conn_info(peer, stream.local_addr().ok(), None);
+            return http2::serve(w, frontend, http2::Lingering(stream), info, log).await;
+        }
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
     };
@@ -41,8 +50,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     else {
         return;
     };
-    let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
-    Profiled::new(Kind::Request, proxy).await;
+    serve_tls(w, frontend, tls, peer, log).await;
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
@@ -65,6 +73,22 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
             return;
         }
     };
-    let proxy = conn::serve(Rc::clone(&w), frontend, tls, peer, true, log);
+    serve_tls(w, frontend, tls, peer, log).await;
+}
+
+/// Serves an established TLS connection with the protocol ALPN chose.
+async fn serve_tls(
+    w: Rc<Worker>,
+    frontend: usize,
+    tls: TlsStream,
+    peer: SocketAddr,
+    log: Option<Box<Tracker>>,
+) {
+    if http2::negotiated(tls.connection()) {
+        let info = http2::conn_info(peer, tls.tcp().local_addr().ok(), Some(tls.connection()));
+        // The connection's task only drives the connection; its streams are tasks of their own.
+        return http2::serve(w, frontend, tls, info, log).await;
+    }
+    let proxy = conn::serve(w, frontend, tls, peer, true, log);
     Profiled::new(Kind::Request, proxy).await;
 }

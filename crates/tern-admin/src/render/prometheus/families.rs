@@ -85,6 +85,21 @@ pub(super) const FRONTEND: &[Family] = &[
         "Client connections that ended with an I/O error or a reset.",
         &[("client_aborts", "")],
     ),
+    one(
+        "tern_frontend_h2_connections_total",
+        "Client connections that spoke HTTP/2 (ALPN h2, or h2c).",
+        &[("h2_sessions", "")],
+    ),
+    one(
+        "tern_frontend_h2_streams_total",
+        "HTTP/2 streams opened by clients (each is also a request).",
+        &[("h2_streams", "")],
+    ),
+    one(
+        "tern_frontend_h2_errors_total",
+        "HTTP/2 connections ended by a protocol or flow-control error.",
+        &[("h2_errors", "")],
+    ),
     Family {
         name: "tern_frontend_bytes_total",
         help: "Bytes of proxied exchanges of the frontend: `in` request bytes passed to servers, `out` \

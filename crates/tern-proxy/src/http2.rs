@@ -1,0 +1,212 @@
+//! HTTP/2 on the client side (design note 0003): the `h2` crate terminates the connection, and
+//! each stream is served as an HTTP/1.1 exchange by the same session code as an HTTP/1.1
+//! connection ([`crate::http1::conn::serve`]), so rules, balancing, persistence, queues,
+//! retries, logs and counters apply to every stream as they do to every HTTP/1.1 request.
+//!
+//! One task drives the connection ([`serve`]): it accepts streams and spawns a task per stream
+//! on the worker, sends GOAWAY when the worker drains or stops (streams in flight finish), and
+//! closes a connection idle (no stream open) for `keep_alive` with GOAWAY too. The `h2` crate
+//! does the framing, HPACK, flow control and the limits against abuse (rapid reset, CONTINUATION
+//! floods, oversized header lists), all set from the frontend's `http2` settings.
+//!
+//! | file | what |
+//! |---|---|
+//! | `request.rs` | an HTTP/2 request's head as the HTTP/1.1 head the session parses |
+//! | `request_body.rs` | the request bytes the session reads: head, DATA (chunked if no length), trailers |
+//! | `response.rs` | the HTTP/1.1 response the session writes, as HEADERS, DATA and trailers |
+//! | `stream.rs` | the two joined as one [`ClientStream`](crate::listen::client::ClientStream) |
+
+mod linger;
+mod request;
+mod request_body;
+mod response;
+mod stream;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use h2::server::{Builder, SendResponse};
+use h2::RecvStream;
+use http::Request;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep_until, Instant};
+use tracing::debug;
+
+use crate::access_log::Tracker;
+use crate::http1::conn;
+use crate::listen::accept::Acceptor;
+use crate::profiling::{Kind, Profiled};
+use crate::stats::bump;
+use crate::worker::Worker;
+pub(crate) use linger::Lingering;
+use request_body::RequestSource;
+use response::ResponseSink;
+pub(crate) use stream::ConnInfo;
+use stream::H2Stream;
+
+/// The HTTP/2 settings tern announces and the limits it keeps, from the frontend's settings.
+fn builder(w: &Worker, frontend: usize) -> Builder {
+    let settings = &w.shared.frontend(frontend).http2;
+    let mut b = Builder::new();
+    b.max_concurrent_streams(settings.max_concurrent_streams)
+        .initial_window_size(settings.initial_window_size)
+        .initial_connection_window_size(settings.connection_window_size)
+        .max_frame_size(settings.max_frame_size)
+        .max_header_list_size(settings.max_header_list_size)
+        // What a stream may queue beyond the client's window: one response buffer's worth.
+        .max_send_buffer_size(response::OUT_LIMIT)
+        .max_concurrent_reset_streams(settings.max_concurrent_reset_streams)
+        .max_pending_accept_reset_streams(settings.max_pending_accept_reset_streams)
+        .max_local_error_reset_streams(Some(settings.max_local_error_reset_streams));
+    b
+}
+
+/// Serves HTTP/2 on an established client connection until it ends.
+pub(crate) async fn serve<T>(
+    w: Rc<Worker>,
+    frontend: usize,
+    io: T,
+    info: ConnInfo,
+    log: Option<Box<Tracker>>,
+) where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let fc = &w.stats.frontends[frontend];
+    bump(&fc.h2_sessions);
+    let timeouts = w.shared.frontend(frontend).timeouts;
+    // The client preface and SETTINGS are the first request bytes: `http_request` applies.
+    let handshake = builder(&w, frontend).handshake::<_, Bytes>(io);
+    let mut conn = match tokio::time::timeout(timeouts.http_request, handshake).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => {
+            debug!(error = %e, "HTTP/2 preface refused");
+            bump(&fc.h2_errors);
+            return;
+        }
+        Err(_) => {
+            bump(&fc.request_timeouts);
+            return;
+        }
+    };
+    let info = Rc::new(info);
+    let life = w.life();
+    let mut stopping = pin!(life.stopping());
+    let mut shutting = false;
+    let mut idle = pin!(sleep_until(Instant::now() + timeouts.keep_alive));
+    let mut busy = false;
+    loop {
+        let next = std::future::poll_fn(|cx| {
+            if !shutting && stopping.as_mut().poll(cx).is_ready() {
+                conn.graceful_shutdown();
+                shutting = true;
+            }
+            busy |= conn.has_streams();
+            if !shutting && idle.as_mut().poll(cx).is_ready() {
+                if std::mem::take(&mut busy) {
+                    // A stream was open since the timer was armed: idle time counts from now.
+                    idle.as_mut().reset(Instant::now() + timeouts.keep_alive);
+                    let _ = idle.as_mut().poll(cx);
+                } else {
+                    bump(&fc.keepalive_timeouts);
+                    conn.graceful_shutdown();
+                    shutting = true;
+                }
+            }
+            conn.poll_accept(cx)
+        })
+        .await;
+        match next {
+            Some(Ok((request, respond))) => {
+                bump(&fc.h2_streams);
+                busy = true;
+                let stream_log = log.as_deref().map(|l| l.stream(respond.stream_id().into()));
+                let task = serve_stream(
+                    Rc::clone(&w),
+                    frontend,
+                    request,
+                    respond,
+                    Rc::clone(&info),
+                    stream_log,
+                );
+                tokio::task::spawn_local(Profiled::new(Kind::Request, task));
+            }
+            Some(Err(e)) => {
+                debug!(error = %e, "HTTP/2 connection ended");
+                if !e.is_io() && e.reason() != Some(h2::Reason::NO_ERROR) {
+                    bump(&fc.h2_errors);
+                }
+                break;
+            }
+            None => break,
+        }
+    }
+}
+
+/// Serves one stream: its request as an HTTP/1.1 exchange.
+async fn serve_stream(
+    w: Rc<Worker>,
+    frontend: usize,
+    request: Request<RecvStream>,
+    mut respond: SendResponse<Bytes>,
+    info: Rc<ConnInfo>,
+    log: Option<Box<Tracker>>,
+) {
+    let (parts, body) = request.into_parts();
+    let mut head = Vec::new();
+    let framing = match request::write_head(&parts, body.is_end_stream(), &mut head) {
+        Ok(framing) => framing,
+        Err(refused) => {
+            debug!(%refused, "HTTP/2 request refused");
+            bump(&w.stats.frontends[frontend].bad_requests);
+            let status = http::StatusCode::from_u16(refused.status())
+                .unwrap_or(http::StatusCode::BAD_REQUEST);
+            let mut answer = http::Response::new(());
+            *answer.status_mut() = status;
+            let _ = respond.send_response(answer, true);
+            return;
+        }
+    };
+    // The response's framing depends on the method only for HEAD (no body follows).
+    let method = if parts.method == http::Method::HEAD {
+        tern_h1::Method::Head
+    } else {
+        tern_h1::Method::Get
+    };
+    let limits = tern_h1::Limits {
+        max_head_size: w.shared.frontend(frontend).limits.max_head_size,
+        ..tern_h1::Limits::default()
+    };
+    let io = H2Stream::new(
+        RequestSource::new(head, framing, body),
+        ResponseSink::new(respond, method, limits),
+        info,
+    );
+    let (peer, tls) = (io.peer(), io.tls());
+    conn::serve(w, frontend, io, peer, tls, log).await;
+}
+
+/// The address and TLS facts of a connection, for its streams.
+pub(crate) fn conn_info(
+    peer: SocketAddr,
+    local: Option<SocketAddr>,
+    tls: Option<&rustls::ServerConnection>,
+) -> ConnInfo {
+    ConnInfo {
+        peer,
+        local,
+        sni: tls.and_then(|t| t.server_name()).map(str::to_owned),
+        cert: tls
+            .and_then(|t| t.peer_certificates())
+            .and_then(|chain| chain.first())
+            .map(|c| c.as_ref().to_vec()),
+        tls: tls.is_some(),
+    }
+}
+
+/// Whether a TLS connection negotiated HTTP/2 (ALPN `h2`).
+pub(crate) fn negotiated(tls: &rustls::ServerConnection) -> bool {
+    tls.alpn_protocol() == Some(b"h2")
+}

@@ -1,0 +1,127 @@
+//! An HTTP/2 request as the HTTP/1.1 head the session parses (design note 0003).
+//!
+//! The `h2` crate has already checked the request against RFC 9113 §8.2-8.3 (pseudo-header
+//! fields, lower-case names, no connection-specific fields, `te` only `trailers`, field values
+//! without CR, LF or NUL), so every name and value can be written as a field line as it is.
+//! What is left to translate:
+//! - `:method` and `:path` make the request line (origin-form, or `*` for `OPTIONS`);
+//! - `:authority` becomes `Host`, written first; a `host` field that names another authority
+//!   is refused (§8.3.1), one that names the same is dropped;
+//! - `cookie` fields, which HTTP/2 may split into crumbs, are joined into one with `; `
+//!   (§8.2.3);
+//! - `te: trailers` is dropped (hop-by-hop in HTTP/1.1);
+//! - a request with a body and no `content-length` is sent chunked, its DATA frames becoming
+//!   chunks and its trailers the trailer section.
+//!
+//! The session then parses the head with `tern-h1` like any other, so an HTTP/2 request meets
+//! every HTTP/1.1 check (size and count limits, duplicate or invalid fields) once more.
+
+use http::header::{CONTENT_LENGTH, COOKIE, HOST, TE};
+use http::request::Parts;
+use http::Method;
+
+/// How the request body goes to the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyFraming {
+    /// No body (the HEADERS frame ended the stream).
+    Empty,
+    /// `content-length` bytes, passed as they come.
+    Length,
+    /// No length known: DATA frames become chunks, trailers the trailer section.
+    Chunked,
+}
+
+/// Why a request cannot be translated; each is answered with the status named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    #[error("the host field names another authority than :authority (400)")]
+    HostMismatch,
+    #[error("no :path (400)")]
+    NoPath,
+    #[error("CONNECT is not supported (501)")]
+    Connect,
+}
+
+impl Refused {
+    /// The status tern answers with.
+    pub(crate) fn status(self) -> u16 {
+        match self {
+            Refused::HostMismatch | Refused::NoPath => 400,
+            Refused::Connect => 501,
+        }
+    }
+}
+
+/// Writes the HTTP/1.1 head of the request into `out` (cleared first) and says how its body
+/// follows. `ends_stream`: the HEADERS frame carried END_STREAM (no body).
+pub(crate) fn write_head(
+    parts: &Parts,
+    ends_stream: bool,
+    out: &mut Vec<u8>,
+) -> Result<BodyFraming, Refused> {
+    out.clear();
+    if parts.method == Method::CONNECT {
+        return Err(Refused::Connect);
+    }
+    let target = match parts.uri.path_and_query() {
+        Some(pq) if !pq.as_str().is_empty() => pq.as_str(),
+        _ => return Err(Refused::NoPath),
+    };
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    if let Some(authority) = authority {
+        line(out, b"host", authority.as_bytes());
+    }
+    let mut cookies: Option<Vec<u8>> = None;
+    let mut has_length = false;
+    for (name, value) in &parts.headers {
+        if name == HOST {
+            match authority {
+                Some(a) if !value.as_bytes().eq_ignore_ascii_case(a.as_bytes()) => {
+                    return Err(Refused::HostMismatch)
+                }
+                Some(_) => continue,
+                None => {}
+            }
+        } else if name == COOKIE {
+            let joined = cookies.get_or_insert_with(Vec::new);
+            if !joined.is_empty() {
+                joined.extend_from_slice(b"; ");
+            }
+            joined.extend_from_slice(value.as_bytes());
+            continue;
+        } else if name == TE {
+            continue;
+        } else if name == CONTENT_LENGTH {
+            has_length = true;
+        }
+        line(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    if let Some(joined) = cookies {
+        line(out, b"cookie", &joined);
+    }
+    let framing = if ends_stream {
+        BodyFraming::Empty
+    } else if has_length {
+        BodyFraming::Length
+    } else {
+        line(out, b"transfer-encoding", b"chunked");
+        BodyFraming::Chunked
+    };
+    out.extend_from_slice(b"\r\n");
+    Ok(framing)
+}
+
+fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests;

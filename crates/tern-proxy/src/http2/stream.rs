@@ -1,0 +1,151 @@
+//! One HTTP/2 stream as the byte stream an HTTP/1.1 session serves (design note 0003).
+//!
+//! Reading gives the request ([`RequestSource`]); writing takes the response
+//! ([`ResponseSink`]). Once the request is read whole the stream reads as a keep-alive client
+//! that sends nothing more (pending) until the response went out, then as a client that closed:
+//! the session ends after exactly one exchange. A reset from the client (RST_STREAM) reads as a
+//! reset connection, so the session stops its exchange as it would for an HTTP/1.1 client that
+//! went away.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::request_body::RequestSource;
+use super::response::ResponseSink;
+use crate::listen::client::ClientStream;
+
+/// What the streams of one connection know of it: what the session reads of a connection.
+#[derive(Debug)]
+pub(crate) struct ConnInfo {
+    pub peer: SocketAddr,
+    /// The address the client connected to (`None` if the socket could not say).
+    pub local: Option<SocketAddr>,
+    /// The server name of the TLS ClientHello.
+    pub sni: Option<String>,
+    /// The client's verified certificate (DER), with `client_auth`.
+    pub cert: Option<Vec<u8>>,
+    pub tls: bool,
+}
+
+/// A stream served by an HTTP/1.1 session.
+#[derive(Debug)]
+pub(crate) struct H2Stream {
+    request: RequestSource,
+    response: ResponseSink,
+    conn: Rc<ConnInfo>,
+}
+
+impl H2Stream {
+    pub(crate) fn new(request: RequestSource, response: ResponseSink, conn: Rc<ConnInfo>) -> Self {
+        H2Stream {
+            request,
+            response,
+            conn,
+        }
+    }
+
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.conn.peer
+    }
+
+    pub(crate) fn tls(&self) -> bool {
+        self.conn.tls
+    }
+
+    /// Ends the stream at once: with RST_STREAM unless the whole response went out.
+    pub(crate) fn close(&mut self) {
+        if !self.response.is_done() {
+            self.response.cancel();
+        }
+    }
+}
+
+impl Drop for H2Stream {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl AsyncRead for H2Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.request.is_done() {
+            let before = buf.filled().len();
+            std::task::ready!(this.request.poll_read(cx, buf))?;
+            if buf.filled().len() != before {
+                return Poll::Ready(Ok(()));
+            }
+        }
+        if this.response.is_done() {
+            // End of stream: the session's exchange is over.
+            return Poll::Ready(Ok(()));
+        }
+        match this.response.poll_reset(cx) {
+            Poll::Ready(reason) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                format!("stream reset by the client ({reason:?})"),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncWrite for H2Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().response.poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().response.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        std::task::ready!(this.response.poll_flush(cx))?;
+        this.close();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl ClientStream for H2Stream {
+    fn poll_close(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.close();
+        Poll::Ready(Ok(()))
+    }
+
+    fn socket(&self) -> Option<&TcpStream> {
+        None
+    }
+
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.conn.peer)
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.conn
+            .local
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "local address unknown"))
+    }
+
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        self.conn.cert.as_deref()
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.conn.sni.as_deref()
+    }
+}
