@@ -144,6 +144,10 @@ pub struct Http2Settings {
     pub max_pending_accept_reset_streams: usize,
     /// Streams tern had to reset for the client's errors: beyond this, GOAWAY.
     pub max_local_error_reset_streams: usize,
+    /// Streams the client reset after tern took them up and before their response ended, per
+    /// connection: beyond this, GOAWAY with ENHANCE_YOUR_CALM. Each such stream may have cost a
+    /// server request; this bounds what one connection can make tern do (rapid reset).
+    pub max_client_resets: usize,
 }
 
 impl Default for Http2Settings {
@@ -158,6 +162,7 @@ impl Default for Http2Settings {
             max_concurrent_reset_streams: 10,
             max_pending_accept_reset_streams: 20,
             max_local_error_reset_streams: 1024,
+            max_client_resets: 1000,
         }
     }
 }

@@ -22,6 +22,7 @@ mod request_body;
 mod response;
 mod stream;
 
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::pin;
@@ -45,7 +46,7 @@ pub(crate) use linger::Lingering;
 use request_body::RequestSource;
 use response::ResponseSink;
 pub(crate) use stream::ConnInfo;
-use stream::H2Stream;
+use stream::{H2Stream, Live};
 
 /// The HTTP/2 settings tern announces and the limits it keeps, from the frontend's settings.
 fn builder(w: &Worker, frontend: usize) -> Builder {
@@ -92,6 +93,12 @@ pub(crate) async fn serve<T>(
         }
     };
     let info = Rc::new(info);
+    let settings = w.shared.frontend(frontend).http2;
+    let (max_resets, max_live) = (
+        settings.max_client_resets,
+        settings.max_concurrent_streams as usize,
+    );
+    let mut calmed = false;
     let life = w.life();
     let mut stopping = pin!(life.stopping());
     let mut shutting = false;
@@ -99,6 +106,12 @@ pub(crate) async fn serve<T>(
     let mut busy = false;
     loop {
         let next = std::future::poll_fn(|cx| {
+            if !calmed && info.client_resets.get() > max_resets {
+                // Rapid reset: the client cancels streams tern already works on.
+                conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
+                bump(&fc.h2_errors);
+                calmed = true;
+            }
             if !shutting && stopping.as_mut().poll(cx).is_ready() {
                 conn.graceful_shutdown();
                 shutting = true;
@@ -115,6 +128,13 @@ pub(crate) async fn serve<T>(
                     shutting = true;
                 }
             }
+            if info.live.get() >= max_live {
+                // As many streams as the client may open are being served: take no more until
+                // one ends. New ones wait in the h2 crate's queue, where a client that opens and
+                // resets streams faster than they end hits `max_pending_accept_reset_streams`.
+                *info.waiting.borrow_mut() = Some(cx.waker().clone());
+                return conn.poll_closed(cx).map(|closed| closed.err().map(Err));
+            }
             conn.poll_accept(cx)
         })
         .await;
@@ -123,7 +143,9 @@ pub(crate) async fn serve<T>(
                 bump(&fc.h2_streams);
                 busy = true;
                 let stream_log = log.as_deref().map(|l| l.stream(respond.stream_id().into()));
+                let live = Live::start(Rc::clone(&info));
                 let task = serve_stream(
+                    live,
                     Rc::clone(&w),
                     frontend,
                     request,
@@ -135,7 +157,7 @@ pub(crate) async fn serve<T>(
             }
             Some(Err(e)) => {
                 debug!(error = %e, "HTTP/2 connection ended");
-                if !e.is_io() && e.reason() != Some(h2::Reason::NO_ERROR) {
+                if !calmed && !e.is_io() && e.reason() != Some(h2::Reason::NO_ERROR) {
                     bump(&fc.h2_errors);
                 }
                 break;
@@ -147,6 +169,7 @@ pub(crate) async fn serve<T>(
 
 /// Serves one stream: its request as an HTTP/1.1 exchange.
 async fn serve_stream(
+    _live: Live,
     w: Rc<Worker>,
     frontend: usize,
     request: Request<RecvStream>,
@@ -203,6 +226,9 @@ pub(crate) fn conn_info(
             .and_then(|chain| chain.first())
             .map(|c| c.as_ref().to_vec()),
         tls: tls.is_some(),
+        client_resets: Cell::new(0),
+        live: Cell::new(0),
+        waiting: RefCell::new(None),
     }
 }
 

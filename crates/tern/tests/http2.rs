@@ -304,3 +304,42 @@ fn a_stop_lets_a_stream_in_flight_finish() {
     );
     assert_eq!(c.get("frontend web", "h2_streams"), 1, "{c:?}");
 }
+
+#[test]
+fn rapid_reset_ends_the_connection_with_enhance_your_calm() {
+    let term = Term::start("h2-reset");
+    let tern = tern_h2("h2-reset", &[&term], &[], None);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/h2_rapid_reset.py"
+    );
+    let out = Command::new("python3")
+        .args([script, "127.0.0.1", &tern.addr().port().to_string(), "2000"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}\n{} (Python's h2 package: .ci/run installs it)",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // ENHANCE_YOUR_CALM (0xb).
+    assert_eq!(text(&out.stdout).trim(), "goaway 11");
+    // Another client is served meanwhile.
+    let out = curl(&[
+        "-k",
+        "--http2",
+        "--resolve",
+        &resolve(&tern),
+        "-w",
+        "%{http_version} %{http_code}",
+        "-o",
+        "/dev/null",
+        &https(&tern, "/?s=10"),
+    ]);
+    assert_eq!(text(&out.stdout), "2 200", "{}", text(&out.stderr));
+    let c = tern.stop();
+    assert!(c.get("frontend web", "h2_errors") >= 1, "{c:?}");
+    // At most the streams of one connection's limit reached the server.
+    assert!(c.get("backend app", "requests") <= 101, "{c:?}");
+}

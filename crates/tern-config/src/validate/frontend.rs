@@ -318,6 +318,13 @@ impl Checker<'_> {
                 100_000,
                 d.max_local_error_reset_streams,
             ),
+            max_client_resets: count(
+                self,
+                "max_client_resets",
+                raw.max_client_resets,
+                10_000_000,
+                d.max_client_resets,
+            ),
         }
     }
 }

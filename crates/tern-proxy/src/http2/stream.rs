@@ -7,11 +7,12 @@
 //! reset connection, so the session stops its exchange as it would for an HTTP/1.1 client that
 //! went away.
 
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -31,6 +32,32 @@ pub(crate) struct ConnInfo {
     /// The client's verified certificate (DER), with `client_auth`.
     pub cert: Option<Vec<u8>>,
     pub tls: bool,
+    /// Streams the client reset before their response ended (see `max_client_resets`).
+    pub client_resets: Cell<usize>,
+    /// Streams being served (their tasks not yet ended).
+    pub live: Cell<usize>,
+    /// The connection task, waiting for a stream to end before it takes another.
+    pub waiting: RefCell<Option<Waker>>,
+}
+
+/// Counts a stream as served until it is dropped, then wakes the connection task.
+#[derive(Debug)]
+pub(crate) struct Live(pub(crate) Rc<ConnInfo>);
+
+impl Live {
+    pub(crate) fn start(conn: Rc<ConnInfo>) -> Self {
+        conn.live.set(conn.live.get() + 1);
+        Live(conn)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.live.set(self.0.live.get().saturating_sub(1));
+        if let Some(waker) = self.0.waiting.borrow_mut().take() {
+            waker.wake();
+        }
+    }
 }
 
 /// A stream served by an HTTP/1.1 session.
@@ -58,11 +85,18 @@ impl H2Stream {
         self.conn.tls
     }
 
-    /// Ends the stream at once: with RST_STREAM unless the whole response went out.
+    /// Ends the stream at once: with RST_STREAM unless the whole response went out. A stream
+    /// the client reset first is counted for the connection.
     pub(crate) fn close(&mut self) {
-        if !self.response.is_done() {
-            self.response.cancel();
+        if self.response.is_done() {
+            return;
         }
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        if self.response.poll_reset(&mut cx).is_ready() {
+            let resets = &self.conn.client_resets;
+            resets.set(resets.get() + 1);
+        }
+        self.response.cancel();
     }
 }
 
