@@ -4,6 +4,9 @@
 # thread pinned to SERVER_CPU, no session cache and no tickets, and the same monitor URI.
 
 SUITE=${SUITE:-TLS_AES_256_GCM_SHA384}
+# The HAProxy binary of the `haproxy` server: Debian's by default; e.g. the 3.0 that
+# HAProxy 3.0 + OpenSSL 3.5 anchor binary.
+HAPROXY=${HAPROXY:-haproxy}
 
 # HAProxy config: $1 = certificate name (rsa|ecdsa). /test is answered by HAProxy itself
 # (monitor-uri, for handshake runs); every other path goes to the backend (keep-alive runs).
@@ -90,8 +93,8 @@ start_server() {
     haproxy)
         port_free "$INFO_PORT" || die "port $INFO_PORT is busy (set INFO_PORT)"
         haproxy_config "$cert" >"$TMP/haproxy-$cert.cfg"
-        haproxy -c -q -f "$TMP/haproxy-$cert.cfg" || die "HAProxy rejected $TMP/haproxy-$cert.cfg"
-        start_pinned "$SERVER_CPU" "haproxy-$cert" haproxy -db -f "$TMP/haproxy-$cert.cfg"
+        "$HAPROXY" -c -q -f "$TMP/haproxy-$cert.cfg" || die "HAProxy rejected $TMP/haproxy-$cert.cfg"
+        start_pinned "$SERVER_CPU" "haproxy-$cert" "$HAPROXY" -db -f "$TMP/haproxy-$cert.cfg"
         ;;
     tern)
         tern_config "$cert" "${TERN_GLOBAL:-}" >"$TMP/tern-$cert.toml"
@@ -119,7 +122,7 @@ server_ssl_conns() {
 # The servers to compare ($SERVERS, default "haproxy tern"): haproxy, tern when `tern run`
 # exists, tern-base (needs TERN_BASE).
 pick_servers() {
-    [[ " ${SERVERS:-haproxy} " != *" haproxy "* ]] || need_cmd haproxy "apt-get install -y haproxy"
+    [[ " ${SERVERS:-haproxy} " != *" haproxy "* ]] || need_cmd "$HAPROXY" "apt-get install -y haproxy"
     SERVER_LIST=()
     local s
     for s in ${SERVERS:-haproxy tern}; do
