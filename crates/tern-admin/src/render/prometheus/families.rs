@@ -85,6 +85,11 @@ pub(super) const FRONTEND: &[Family] = &[
         "Client connections that ended with an I/O error or a reset.",
         &[("client_aborts", "")],
     ),
+    one(
+        "tern_frontend_tunnels_total",
+        "Connections turned into tunnels by a 101 to an upgrade request (WebSocket).",
+        &[("tunnels", "")],
+    ),
     Family {
         name: "tern_frontend_bytes_total",
         help: "Bytes of proxied exchanges of the frontend: `in` request bytes passed to servers, `out` \
