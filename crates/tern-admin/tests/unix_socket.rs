@@ -55,8 +55,8 @@ fn show_commands_answer_text_and_json() {
     assert!(stat.contains("frontend") && stat.contains("web"), "{stat}");
     let header: Vec<&str> = stat.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(
-        header[header.len() - 3..],
-        ["denied", "returned", "no_backend"]
+        header[header.len() - 4..],
+        ["denied", "returned", "no_backend", "tunnels"]
     );
     let web = stat.lines().find(|l| l.starts_with("web ")).unwrap();
     assert_eq!(web.split_whitespace().count(), header.len(), "{stat}");

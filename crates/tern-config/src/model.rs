@@ -465,6 +465,11 @@ pub struct BackendTimeouts {
     pub connect: Duration,
     /// Inactivity on the server side: waiting for the response head, or between body chunks.
     pub server: Duration,
+    /// Inactivity of a tunnel (a WebSocket after its `101`), in both directions at once, or of
+    /// one direction whose bytes the receiver does not take. `None`: the client side gets the
+    /// frontend's `client` timeout and the server side `server`, as HAProxy does without
+    /// `timeout tunnel`.
+    pub tunnel: Option<Duration>,
 }
 
 /// Idle connection pool settings of a backend.

@@ -58,7 +58,8 @@ fn minimal_config_gets_documented_defaults() {
         be.timeouts,
         BackendTimeouts {
             connect: Duration::from_secs(5),
-            server: Duration::from_secs(30)
+            server: Duration::from_secs(30),
+            tunnel: None,
         }
     );
     assert_eq!(

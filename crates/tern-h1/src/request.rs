@@ -19,6 +19,14 @@
 //! server (the rewrite emits only `Transfer-Encoding: chunked`), so the server cannot read the
 //! body another way, and the client connection closes after the response so that nothing the
 //! client meant as a second request is read from a stream the two sides disagreed about.
+//!
+//! **Upgrade requests** (RFC 9110 §7.8, [`RequestHead::is_upgrade`]): an HTTP/1.1 request with an
+//! `Upgrade` field, `upgrade` among its `Connection` options and no content keeps its `Upgrade`
+//! field and `Connection: upgrade` on the way to the server, and a `101` answer to it starts a
+//! tunnel. One with content is forwarded as an ordinary request, without `Upgrade`: the switch
+//! would take effect only after the content, and clients such as curl offer `Upgrade: h2c` on
+//! POSTs expecting a server to ignore it. Refusing those with a 400 would break them; stripping
+//! the offer leaves the server nothing to switch to, so the exchange stays plain HTTP.
 
 use httparse::Header;
 
@@ -63,6 +71,9 @@ pub struct RequestInfo {
     pub version: Version,
     /// Whether the client connection may carry another request after this one.
     pub keep_alive: bool,
+    /// The request asks to switch protocols ([`RequestHead::is_upgrade`]): a `101` answer is
+    /// the start of a tunnel.
+    pub upgrade: bool,
 }
 
 /// A parsed request head: spans into the buffer it was parsed from, and derived facts.
@@ -258,9 +269,22 @@ impl RequestHead {
         self.facts.te_trailers
     }
 
-    /// Whether the request has an Upgrade header (tern does not proxy upgrades yet).
+    /// Whether the request has an Upgrade header.
     pub fn upgrade(&self) -> bool {
         self.facts.upgrade
+    }
+
+    /// Whether the request is forwarded as an upgrade request (see the module docs): HTTP/1.1
+    /// (RFC 9110 §7.8: an HTTP/1.0 request's Upgrade is ignored), an `Upgrade` field,
+    /// `upgrade` among the `Connection` options, no content (no framing field, or
+    /// `Content-Length: 0`), and not CONNECT. Its `Upgrade` fields and `Connection: upgrade`
+    /// then reach the server, and a `101` answer turns the connection into a tunnel.
+    pub fn is_upgrade(&self) -> bool {
+        self.version == Version::Http11
+            && self.facts.upgrade
+            && self.facts.upgrade_option
+            && self.method != Method::Connect
+            && matches!(self.framing, Framing::None | Framing::Length(0))
     }
 
     /// Whether `Connection` lists `upgrade` (with [`RequestHead::upgrade`]: an upgrade
@@ -286,6 +310,7 @@ impl RequestHead {
             method: self.method,
             version: self.version,
             keep_alive: self.keep_alive,
+            upgrade: self.is_upgrade(),
         }
     }
 }

@@ -11,9 +11,10 @@
 //! server connection is not reused (RFC 9112 §6.3 item 3), the same choice as for requests.
 //!
 //! Interim (1xx) responses are parsed like any other ([`ResponseHead::is_informational`]); the
-//! final response follows on the same connection. tern answers `Expect` itself and strips
-//! `Upgrade`, so a `100 Continue` from a server is dropped and a `101` is the server's error
-//! (the head reports it; the connection is then not reusable).
+//! final response follows on the same connection. tern answers `Expect` itself, so a `100
+//! Continue` from a server is dropped. A `101` ends the connection's HTTP use: to an upgrade
+//! request ([`crate::RequestHead::is_upgrade`]) it is the last head before a tunnel
+//! ([`crate::ClientBody::Tunnel`]); to any other request it is the server's error.
 
 use httparse::Header;
 
@@ -187,6 +188,12 @@ impl ResponseHead {
     /// representation rather than this message).
     pub fn content_length(&self) -> Option<u64> {
         self.facts.content_length
+    }
+
+    /// Whether the response has an `Upgrade` field (a `101` must name the protocol it switches
+    /// to, RFC 9110 §15.2.2).
+    pub fn upgrade(&self) -> bool {
+        self.facts.upgrade
     }
 
     /// Whether the server declared `Transfer-Encoding: chunked`.

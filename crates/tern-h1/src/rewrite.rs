@@ -9,6 +9,10 @@
 //!   answers `100-continue` itself. `TE: trailers` is kept when the client offered it: without
 //!   it a server would drop the trailers the client asked for. `Connection` cannot remove Host
 //!   or a framing field (the names it can remove are those of [`FieldKind::Other`]);
+//! - an upgrade request ([`RequestHead::is_upgrade`]) and the `101` that accepts it keep their
+//!   `Upgrade` fields as received and get `Connection: upgrade` (written by tern, in place of
+//!   the received `Connection` fields, whose other options are still honoured: the fields they
+//!   name are dropped);
 //! - the framing field is re-emitted by tern, once, where the first framing field stood:
 //!   `Content-Length` as parsed or `Transfer-Encoding: chunked`; a received Content-Length next
 //!   to Transfer-Encoding is dropped (RFC 9112 §6.3);
@@ -110,7 +114,8 @@ pub enum ClientBody {
     Rechunk,
     /// Forward until the server closes, then close (HTTP/1.0 client).
     UntilClose,
-    /// CONNECT succeeded: relay bytes both ways until either side closes.
+    /// CONNECT succeeded, or a `101` answered an upgrade request: the head is the last HTTP
+    /// of the connection, opaque bytes follow both ways until both sides close.
     Tunnel,
 }
 
@@ -153,6 +158,7 @@ pub fn write_request_edited(
     out: &mut Vec<u8>,
 ) {
     out.reserve(head.len() + 96);
+    let upgrade = head.is_upgrade();
     let authority = request_line(head, buf, out);
     let rules = edits.headers.filter(|h| !h.is_empty());
     let host_replaced = rules.is_some_and(|h| h.deletes(b"host"));
@@ -194,6 +200,7 @@ pub fn write_request_edited(
                 None => run.add(out, buf, *f),
             },
             FieldKind::XForwardedProto if fwd.forwarded_proto.is_some() => {}
+            FieldKind::Upgrade if upgrade => run.add(out, buf, *f),
             _ if f.is_hop_by_hop() || is_request_only(f.kind) => {}
             FieldKind::Other if request_cookie(edits).is_some() && cookie::is_cookie(f, buf) => {
                 run.flush(out, buf);
@@ -214,6 +221,9 @@ pub fn write_request_edited(
     run.flush(out, buf);
     if !framing_done {
         request_framing(out, head.framing());
+    }
+    if upgrade {
+        line(out, b"connection", b"upgrade");
     }
     out.extend_from_slice(edits.extra);
     if let Some(h) = rules {
@@ -297,6 +307,8 @@ fn forwarded_for(out: &mut Vec<u8>, fields: &[Field], buf: &[u8], first: Field, 
 fn plan(head: &ResponseHead, req: &RequestInfo) -> ResponsePlan {
     let http11 = req.version == Version::Http11;
     let body = match head.body() {
+        // RFC 9110 §15.2.2: the connection switches right after the 101's head.
+        _ if head.status() == 101 && req.upgrade => ClientBody::Tunnel,
         ResponseBody::None => ClientBody::None,
         ResponseBody::Length(n) => ClientBody::Length(n),
         ResponseBody::Chunked if http11 => ClientBody::Chunked,
@@ -334,6 +346,10 @@ pub fn write_response_edited(
     out: &mut Vec<u8>,
 ) -> ResponsePlan {
     let plan = plan(head, req);
+    // A 101 that accepts the upgrade is the last head the client gets: edits apply to it as to
+    // a final response.
+    let switched = plan.body == ClientBody::Tunnel && head.status() == 101;
+    let last = !head.is_informational() || switched;
     out.reserve(head.len() + 48);
     out.extend_from_slice(b"HTTP/1.1 ");
     push_u64(out, u64::from(head.status()));
@@ -342,10 +358,8 @@ pub fn write_response_edited(
     out.extend_from_slice(b"\r\n");
     let mut framing_done = false;
     let mut run = Run::default();
-    let rules = edits
-        .headers
-        .filter(|h| !h.is_empty() && !head.is_informational());
-    let set_cookie = edits.cookie.filter(|_| !head.is_informational());
+    let rules = edits.headers.filter(|h| !h.is_empty() && last);
+    let set_cookie = edits.cookie.filter(|_| last);
     for f in head.fields() {
         if rules.is_some_and(|h| h.drops(*f, buf)) {
             run.flush(out, buf);
@@ -358,6 +372,7 @@ pub fn write_response_edited(
                 framing_done = true;
             }
             FieldKind::ContentLength | FieldKind::TransferEncoding => {}
+            FieldKind::Upgrade if switched => run.add(out, buf, *f),
             _ if f.is_hop_by_hop() => {}
             FieldKind::Other if set_cookie.is_some_and(|e| set_cookie::applies(&e, f, buf)) => {
                 run.flush(out, buf);
@@ -372,11 +387,14 @@ pub fn write_response_edited(
     if !framing_done {
         response_framing(out, head, req, plan.body);
     }
-    if !head.is_informational() {
+    if last {
         out.extend_from_slice(edits.extra);
     }
     if let Some(h) = rules {
         out.extend_from_slice(h.added());
+    }
+    if switched {
+        line(out, b"connection", b"upgrade");
     }
     // A tunnel's end is the close of either side; `Connection: close` on it would only
     // confuse clients that read it as "do not use this connection".

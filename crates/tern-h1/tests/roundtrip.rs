@@ -145,7 +145,7 @@ proptest! {
             return Ok(());
         };
         let version = if http11 { Version::Http11 } else { Version::Http10 };
-        let info = RequestInfo { method: Method::Get, version, keep_alive };
+        let info = RequestInfo { method: Method::Get, version, keep_alive, upgrade: false };
         let mut out = Vec::new();
         let plan = write_response(&head, &raw, &info, &mut out);
         let text = String::from_utf8_lossy(&out).into_owned();

@@ -3,7 +3,8 @@
 //!
 //! One task serves a connection from its first request to its close, the server side included
 //! (docs/design/0002-h1-engine.md). Choosing a server and getting a connection to it are not
-//! HTTP/1.1 business: they are [`crate::exchange`]'s, which HTTP/2 will share.
+//! HTTP/1.1 business: they are [`crate::exchange`]'s, which HTTP/2 will share; nor is relaying
+//! bytes once a `101` switched protocols: that is [`crate::tunnel`]'s.
 
 // The proxy loop of one client connection: read a head, answer it or forward it, again.
 pub(crate) mod conn;
@@ -13,3 +14,5 @@ pub(crate) mod forward;
 pub(crate) mod relay;
 // Between a parsed head and the exchange: request rules, the backend, rules' own answers.
 pub(crate) mod route;
+// After a `101` to an upgrade request: the connection becomes a tunnel to the server.
+mod switch;

@@ -40,6 +40,8 @@ mod rules;
 pub mod stats;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
+// A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.
+mod tunnel;
 // Client-side TLS termination: handshake, admission, offload, counters, certificate reload.
 pub mod tls;
 // Worker threads: one event loop per CPU, and what the workers share.

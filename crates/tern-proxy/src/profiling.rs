@@ -85,6 +85,8 @@ pub enum Kind {
     /// An exchange in flight (`http1/relay.rs`): the request head and body going up, the response
     /// coming down.
     Response,
+    /// A tunnel after a `101` (`tunnel.rs`): bytes relayed both ways.
+    Tunnel,
     /// The once-a-second sweep of idle server connections.
     PoolSweep,
     /// Active and passive health checks (the health checker's thread).
@@ -93,13 +95,14 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order of reports.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Accept,
         Kind::TlsHandshake,
         Kind::Request,
         Kind::Queue,
         Kind::Connect,
         Kind::Response,
+        Kind::Tunnel,
         Kind::PoolSweep,
         Kind::HealthCheck,
     ];
@@ -113,6 +116,7 @@ impl Kind {
             Kind::Queue => "queue",
             Kind::Connect => "connect",
             Kind::Response => "response",
+            Kind::Tunnel => "tunnel",
             Kind::PoolSweep => "pool_sweep",
             Kind::HealthCheck => "health_check",
         }

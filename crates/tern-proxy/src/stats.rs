@@ -90,6 +90,8 @@ counters! {
         client_timeouts,
         /// Client connections that ended with an I/O error or a reset.
         client_aborts,
+        /// Connections turned into tunnels by a `101` to an upgrade request (WebSocket).
+        tunnels,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
         /// Request bytes (head and body, as received) passed to servers.

@@ -1,10 +1,11 @@
 //! The access log through the real binary: one line per request with HAProxy's timers and
 //! termination state, to a file (text) or to a syslog socket over UDP (JSON) that the test
 //! binds. Scenarios: a normal keep-alive exchange, a 503 without a server and one after failed
-//! connects, a 504 (server timeout), a client that aborts a download, a refused head and a
-//! request timeout (logged) next to an empty connection (not logged), TLS fields and a failed
-//! handshake, and a file reopened by a reload. Dropping on a full queue is a unit test of the
-//! queue (tern-proxy `access_log/tests.rs`), where a stalled writer can be made deterministic.
+//! connects, a 504 (server timeout), a client that aborts a download, a WebSocket tunnel (one
+//! line when it ends), a refused head and a request timeout (logged) next to an empty connection
+//! (not logged), TLS fields and a failed handshake, and a file reopened by a reload. Dropping on
+//! a full queue is a unit test of the queue (tern-proxy `access_log/tests.rs`), where a stalled
+//! writer can be made deterministic.
 //!
 //! Syslog datagrams are awaited with a receive timeout; file contents are read once tern has
 //! stopped (its exit writes every queued line before the `stats:` lines).
@@ -235,6 +236,46 @@ fn client_abort_during_the_response_is_cd() {
     assert_eq!(v["server"], "s1");
     let out = int(&v, "bytes_out");
     assert!(out > 65536 && out < 256 << 20, "bytes_out={out}");
+    assert!(int(&v, "response_us") >= 0, "{v}");
+    assert_timers_sane(&v);
+    tern.stop_clean();
+}
+
+#[test]
+fn a_tunnel_is_logged_once_it_ends_with_its_bytes() {
+    const UPGRADE: &[u8] = b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n\
+        Connection: Upgrade\r\n\r\n";
+    const SWITCHED: &[u8] =
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    let (addr, backend) = raw_backend(WITHIN, |mut s| {
+        let (_, found) = read_until_contains(&mut s, b"\r\n\r\n", WITHIN);
+        assert!(found);
+        s.write_all(SWITCHED).unwrap();
+        s.write_all(b"down!").unwrap();
+        // Takes the client's bytes up to its end of stream, then closes too.
+        let (got, _) = read_until_contains(&mut s, b"up!", WITHIN);
+        assert!(got.ends_with(b"up!"));
+        assert!(read_until_closed(&mut s, WITHIN).closed);
+    });
+    let syslog = Syslog::bind();
+    let config = Config::new().server("s1", &addr.to_string(), 1);
+    let tern = run_logged(&config, &syslog);
+    let mut s = TcpStream::connect(tern.addr()).unwrap();
+    s.write_all(UPGRADE).unwrap();
+    let (got, found) = read_until_contains(&mut s, b"down!", WITHIN);
+    assert!(found, "{}", String::from_utf8_lossy(&got));
+    s.write_all(b"up!").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(read_until_closed(&mut s, WITHIN).closed);
+    backend.join().unwrap().expect("tern connected");
+    let v = syslog.next();
+    assert_eq!(v["status"], 101);
+    assert_eq!(v["termination"], "--");
+    assert_eq!(v["server"], "s1");
+    assert_eq!(v["path"], "/ws");
+    // The request and the tunnel's bytes: written when the tunnel ended, not at the 101.
+    assert_eq!(int(&v, "bytes_in"), (UPGRADE.len() + 3) as i64);
+    assert_eq!(int(&v, "bytes_out"), got.len() as i64);
     assert!(int(&v, "response_us") >= 0, "{v}");
     assert_timers_sane(&v);
     tern.stop_clean();

@@ -71,6 +71,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
         "denied",
         "returned",
         "no_backend",
+        "tunnels",
     ]);
     for f in rows::frontends(view) {
         let c = f.counters;
@@ -94,6 +95,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
             c.denied.to_string(),
             c.intercepted.to_string(),
             c.no_backend.to_string(),
+            c.tunnels.to_string(),
         ]);
     }
     let backend_rows = rows::backends(view);

@@ -192,6 +192,7 @@ fn frontend(h: &mut String, f: &FrontendRow<'_>) {
         ("Client timeouts", Cell::Error(c.client_timeouts)),
         ("Client aborts", Cell::Error(c.client_aborts)),
         ("Keep-alive closed", Cell::Count(c.keepalive_timeouts)),
+        ("Tunnels", Cell::Count(c.tunnels)),
         ("Denied", Cell::Error(c.denied)),
         ("Returned", Cell::Count(c.intercepted)),
         ("No backend", Cell::Error(c.no_backend)),

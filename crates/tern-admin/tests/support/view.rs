@@ -105,6 +105,7 @@ pub fn stats(config: &Config) -> StatsSnapshot {
         resp_4xx: 3_900,
         resp_5xx: 85,
         client_aborts: 4,
+        tunnels: 9,
         denied: 5,
         intercepted: 6,
         no_backend: 1,

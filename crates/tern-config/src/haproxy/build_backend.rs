@@ -43,6 +43,8 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
         }
         set_time(&mut t, key, value.as_ref());
     }
+    // Unset, tern falls back to the client and server timeouts as HAProxy does: no warning.
+    set_time(&mut t, "timeouts.tunnel", c.timeouts.tunnel.as_ref());
     connection(c, &mut t);
     queue(c, &mut t, &context, diag);
     cookie(c, &mut t, &context, diag);

@@ -33,6 +33,7 @@ pub(crate) struct Timeouts {
     pub connect: Option<Src<u64>>,
     pub queue: Option<Src<u64>>,
     pub check: Option<Src<u64>>,
+    pub tunnel: Option<Src<u64>>,
 }
 
 /// `option httpchk` and `http-check send`.

@@ -26,20 +26,14 @@ pub(crate) fn timeout(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "connect" => (&mut t.connect, false),
         "queue" => (&mut t.queue, false),
         "check" => (&mut t.check, false),
-        "tunnel" => {
-            cx.no_effect(
-                line.no,
-                "timeout tunnel",
-                "tern does not relay tunnels (WebSocket upgrades, CONNECT)",
-            );
-            return;
-        }
+        // HAProxy reads it on the backend side only (it is refused in a frontend).
+        "tunnel" => (&mut t.tunnel, false),
         "client-fin" | "server-fin" => {
             let keyword = format!("timeout {name}");
             cx.no_effect(
                 line.no,
                 &keyword,
-                "tern closes a connection's two sides together",
+                "a half-closed connection keeps its timeout (tunnel, client or server)",
             );
             return;
         }

@@ -51,6 +51,7 @@ pub(crate) struct RawBackend {
 pub(crate) struct RawBackendTimeouts {
     pub connect: Option<RawDuration>,
     pub server: Option<RawDuration>,
+    pub tunnel: Option<RawDuration>,
 }
 
 /// `backend.pool`.

@@ -28,6 +28,10 @@ impl Checker<'_> {
                 raw.timeouts.server.as_ref(),
                 Duration::from_secs(30),
             ),
+            tunnel: self.opt_duration(
+                &path.key("timeouts").key("tunnel"),
+                raw.timeouts.tunnel.as_ref(),
+            ),
         };
         let mut servers = self.servers(raw.servers.as_deref(), &path.key("servers"));
         self.server_checks(raw, &mut servers, path);

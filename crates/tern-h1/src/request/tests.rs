@@ -425,7 +425,8 @@ fn keep_alive_follows_version_and_connection() {
         RequestInfo {
             method: Method::Get,
             version: Version::Http11,
-            keep_alive: false
+            keep_alive: false,
+            upgrade: false,
         }
     );
 }
@@ -444,6 +445,40 @@ fn expect_te_and_upgrade_are_noticed() {
     let h = req("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n");
     let h = h.unwrap();
     assert!(h.upgrade() && h.connection_upgrade());
+}
+
+#[test]
+fn upgrade_requests_need_http_1_1_both_fields_and_no_content() {
+    // RFC 9110 §7.8.
+    let upgrade = |raw: &str| {
+        let h = req(raw).unwrap();
+        assert_eq!(h.info().upgrade, h.is_upgrade());
+        h.is_upgrade()
+    };
+    assert!(upgrade(
+        "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\r\n"
+    ));
+    assert!(upgrade(
+        "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "POST / HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\nConnection: upgrade\r\nContent-Length: 1\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "POST / HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\nConnection: upgrade\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ));
+    assert!(!upgrade(
+        "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"
+    ));
 }
 
 #[test]

@@ -34,12 +34,14 @@ const GET11: RequestInfo = RequestInfo {
     method: Method::Get,
     version: Version::Http11,
     keep_alive: true,
+    upgrade: false,
 };
 
 const GET10: RequestInfo = RequestInfo {
     method: Method::Get,
     version: Version::Http10,
     keep_alive: false,
+    upgrade: false,
 };
 
 #[test]
@@ -292,6 +294,91 @@ fn a_successful_connect_is_a_tunnel() {
     assert_eq!(out, "HTTP/1.1 200 Connection Established\r\n\r\n");
     assert!(!plan.keep_alive);
     assert_eq!(plan.body, ClientBody::Tunnel);
+}
+
+/// A WebSocket opening request (RFC 6455 §4.1) with another hop-by-hop option.
+const WS_REQUEST: &str = "GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\
+    Connection: keep-alive, Upgrade, x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n\
+    Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+#[test]
+fn an_upgrade_request_keeps_upgrade_and_says_connection_upgrade_only() {
+    let out = rewrite(WS_REQUEST, &Forwarding::none());
+    assert_eq!(
+        out,
+        "GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         connection: upgrade\r\n\r\n"
+    );
+}
+
+#[test]
+fn upgrade_offers_that_tern_does_not_forward_are_stripped() {
+    // With content (curl's `Upgrade: h2c` on a POST), in HTTP/1.0, without the Connection
+    // option: forwarded as ordinary requests, so the server cannot switch.
+    for raw in [
+        "POST / HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+         HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\nContent-Length: 2\r\n\r\nhi",
+        "GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n",
+    ] {
+        let out = rewrite(raw, &Forwarding::none());
+        let lower = out.to_ascii_lowercase();
+        assert!(
+            !lower.contains("upgrade") && !lower.contains("http2-settings"),
+            "{out}"
+        );
+    }
+}
+
+/// The response to [`WS_REQUEST`].
+const WS_101: &str = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+    Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nServer: x\r\n\r\n";
+
+#[test]
+fn a_101_to_an_upgrade_request_is_a_tunnel_with_edits_applied() {
+    let mut rules = crate::HeaderEdits::new();
+    rules.delete(b"server");
+    let edits = Edits {
+        cookie: None,
+        extra: b"set-cookie: SRV=w1; path=/\r\n",
+        headers: Some(&rules),
+    };
+    let info = RequestInfo {
+        upgrade: true,
+        ..GET11
+    };
+    let mut head = ResponseHead::new();
+    parse_response(
+        WS_101.as_bytes(),
+        &Limits::default(),
+        &mut head,
+        Method::Get,
+    )
+    .unwrap();
+    assert!(head.upgrade());
+    let mut out = Vec::new();
+    let plan = write_response_edited(&head, WS_101.as_bytes(), &info, &edits, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nset-cookie: SRV=w1; path=/\r\n\
+         connection: upgrade\r\n\r\n"
+    );
+    assert_eq!(
+        plan,
+        ResponsePlan {
+            body: ClientBody::Tunnel,
+            keep_alive: false
+        }
+    );
+}
+
+#[test]
+fn a_101_to_another_request_is_no_tunnel() {
+    let (out, plan) = respond(WS_101, GET11);
+    assert_eq!(plan.body, ClientBody::None);
+    assert!(!out.to_ascii_lowercase().contains("upgrade"), "{out}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ use super::record::{Record, Request, Text, Timers, TlsFields};
 use crate::http1::relay::{End, Fault, Outcome, Stage};
 use crate::tls::handshake::HandshakeEnd;
 use crate::tls::stats::{AdmissionEvent, Failure};
+use crate::tunnel::{self, Ending, Side};
 use crate::worker::{Shared, Worker};
 
 /// The access log's view of one client connection.
@@ -216,8 +217,22 @@ impl Tracker {
         r.bytes_out += outcome.sent;
         r.bytes_in += outcome.uploaded;
         r.termination = match &outcome.end {
-            End::Complete { .. } => *b"--",
+            End::Complete { .. } | End::Switched => *b"--",
             End::Failed { fault, stage, .. } => fault_state(fault, *stage),
+        };
+    }
+
+    /// The tunnel that followed the `101` ended as `report` says: its bytes and who ended it.
+    pub(crate) fn tunnelled(&mut self, report: &tunnel::Report) {
+        let r = &mut self.record;
+        r.bytes_in += report.up;
+        r.bytes_out += report.down;
+        r.termination = match &report.ending {
+            Ending::Closed => *b"--",
+            Ending::Timeout(Side::Client) => *b"cD",
+            Ending::Timeout(Side::Server) => *b"sD",
+            Ending::Failed(Side::Client, _) => *b"CD",
+            Ending::Failed(Side::Server, _) => *b"SD",
         };
     }
 

@@ -205,7 +205,6 @@ fn host_name(value: &[u8]) -> Option<String> {
 
 impl ServerStream {
     /// The TCP socket under the stream.
-    #[cfg(test)]
     pub(crate) fn tcp(&self) -> &TcpStream {
         match self {
             ServerStream::Plain(tcp) => tcp,

@@ -19,7 +19,9 @@
 //!   A fault before the response started is answered with a page (408, 400, 502, 504) blaming
 //!   the right side and the connection is closed, since part of the request body may be unread;
 //!   a fault after it cuts the response, and the client connection is dropped so that it cannot
-//!   take the response as complete. Passive checks get each exchange's outcome.
+//!   take the response as complete. Passive checks get each exchange's outcome. A `101` that
+//!   accepted an upgrade request turns both connections into a tunnel (`switch.rs`); the
+//!   server connection is never pooled after it.
 
 use std::rc::Rc;
 
@@ -492,6 +494,7 @@ impl<S: ClientStream> H1Conn<S> {
                     Next::Close
                 };
             }
+            End::Switched => return self.tunnel(conn, server).await,
             End::Failed { fault, stage, .. } => (fault, stage),
         };
         drop(conn);

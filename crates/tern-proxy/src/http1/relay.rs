@@ -17,7 +17,10 @@
 //!
 //! Both run at once, so a server that answers before it has read the whole upload (an error, an
 //! echo) is relayed at once, and the upload goes on after its response. The relay ends when both
-//! messages are complete, or at the first fault.
+//! messages are complete, or at the first fault. A `101` that accepts an upgrade request is a
+//! message without body: once its head is written the relay ends in [`End::Switched`], and the
+//! caller turns both connections into a tunnel ([`crate::tunnel`]); bytes after the request
+//! head stay in the client buffer and bytes after the 101 in the server buffer, for the tunnel.
 //!
 //! Timeouts are inactivity timeouts per side, armed only while that side is what the relay waits
 //! for: `client` while a read of the upload or a write of the response is pending; `server`
@@ -59,7 +62,7 @@ pub(crate) enum Fault {
     ServerClosed,
     #[error("server connection: {0}")]
     ServerIo(#[source] io::Error),
-    /// Malformed, too large, an upgrade or a tunnel.
+    /// Malformed, too large, a `101` that was not asked for, or a CONNECT tunnel.
     #[error("response refused: {0}")]
     BadResponse(#[source] H1Error),
 }
@@ -91,6 +94,10 @@ pub(crate) enum End {
         /// Whether any byte came from the server.
         received: bool,
     },
+    /// The server switched protocols: a `101` answered the upgrade request and its head went to
+    /// the client. Neither connection carries HTTP any more; the server buffer holds what came
+    /// after the 101, the client buffer what came after the request.
+    Switched,
 }
 
 /// What a relay reports.
@@ -175,6 +182,8 @@ impl Upload {
 struct Download {
     stage: Stage,
     plan: ClientBody,
+    /// The response is a `101` to an upgrade request: a tunnel follows.
+    switched: bool,
     reader: BodyReader,
     body_done: bool,
     received: bool,
@@ -299,6 +308,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             down: Download {
                 stage: Stage::Head,
                 plan: ClientBody::None,
+                switched: false,
                 reader: BodyReader::none(),
                 body_done: false,
                 received: false,
@@ -331,13 +341,18 @@ impl<'a, S: ClientStream> Relay<'a, S> {
             return Poll::Ready(self.failed(fault));
         }
         if self.up.is_done() && self.down.stage == Stage::Done {
+            let end = if self.down.switched {
+                End::Switched
+            } else {
+                End::Complete {
+                    keep_client: self.down.keep_client,
+                    reuse_server: self.down.reuse_server,
+                }
+            };
             return Poll::Ready(Outcome {
                 status: self.down.status,
                 responded_at: self.down.responded_at,
-                end: End::Complete {
-                    keep_client: self.down.keep_client,
-                    reuse_server: self.down.reuse_server,
-                },
+                end,
                 sent: self.down.sent,
                 uploaded: self.up.sent,
             });

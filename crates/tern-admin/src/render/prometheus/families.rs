@@ -100,6 +100,11 @@ pub(super) const FRONTEND: &[Family] = &[
         "HTTP/2 connections ended by a protocol or flow-control error.",
         &[("h2_errors", "")],
     ),
+    one(
+        "tern_frontend_tunnels_total",
+        "Connections turned into tunnels by a 101 to an upgrade request (WebSocket).",
+        &[("tunnels", "")],
+    ),
     Family {
         name: "tern_frontend_bytes_total",
         help: "Bytes of proxied exchanges of the frontend: `in` request bytes passed to servers, `out` \

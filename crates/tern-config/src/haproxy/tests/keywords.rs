@@ -357,6 +357,26 @@ fn timeouts_and_their_fallbacks() {
 }
 
 #[test]
+fn timeout_tunnel_is_the_backends() {
+    // From defaults into the backend, no fallback written (tern falls back to client and
+    // server itself); in a frontend HAProxy ignores it, and says so.
+    let c = convert(&format!(
+        "{HEAD}  timeout tunnel 1h\nfrontend f\n  bind :80\n  timeout tunnel 5m\n  default_backend b\n\
+         backend b\n  server s 10.0.0.1:80\nbackend c\n  timeout tunnel 30s\n  server s 10.0.0.1:80\n"
+    ));
+    assert_has(&c, "timeouts.tunnel = \"1h\"");
+    assert_has(&c, "timeouts.tunnel = \"30s\"");
+    assert!(!c.toml.contains("timeouts.tunnel = \"5m\""), "{}", c.toml);
+    assert_eq!(warned(&c.warnings).len(), 1, "{:?}", c.warnings);
+    assert!(
+        warned(&c.warnings)[0].ends_with("timeout tunnel"),
+        "{:?}",
+        c.warnings
+    );
+    validate(&c);
+}
+
+#[test]
 fn acls_and_rules_keep_haproxy_grammar() {
     let c = convert(&format!(
         "{HEAD}frontend f\n  bind :80\n  acl is_api path_beg -i /api/ /v2/\n  acl www hdr(host) -i www.example.com\n\

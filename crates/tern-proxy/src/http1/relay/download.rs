@@ -59,8 +59,12 @@ impl<S: ClientStream> Relay<'_, S> {
     }
 
     /// Reads until a final response head is parsed (true) or a read is pending (false).
-    /// Interim responses (1xx) are dropped: tern answers `Expect` itself; a `101` is refused,
-    /// since tern strips `Upgrade` and cannot relay another protocol.
+    /// Interim responses (1xx) are dropped: tern answers `Expect` itself. A `101` is where the
+    /// connection may stop being HTTP: it is the final head when it accepts an upgrade request
+    /// (and names its protocol in `Upgrade`), and the relay then ends in [`End::Switched`]
+    /// once it is written; any other `101` is refused, since the client did not ask to switch.
+    ///
+    /// [`End::Switched`]: super::End::Switched
     fn read_head(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
         loop {
             let conn = &mut *self.s.conn;
@@ -73,12 +77,19 @@ impl<S: ClientStream> Relay<'_, S> {
                 );
                 match parsed.map_err(Fault::BadResponse)? {
                     Status::Partial => {}
-                    Status::Complete(_) if conn.head.status() == 101 => {
+                    Status::Complete(_) if conn.head.status() == 101 && !self.req.upgrade => {
                         return Err(Fault::BadResponse(H1Error::Malformed(
                             "101 Switching Protocols to a request without Upgrade",
                         )));
                     }
-                    Status::Complete(n) if conn.head.is_informational() => {
+                    Status::Complete(_) if conn.head.status() == 101 && !conn.head.upgrade() => {
+                        return Err(Fault::BadResponse(H1Error::Malformed(
+                            "101 Switching Protocols without Upgrade",
+                        )));
+                    }
+                    Status::Complete(n)
+                        if conn.head.is_informational() && conn.head.status() != 101 =>
+                    {
                         conn.buf.consume(n);
                         continue;
                     }
@@ -125,8 +136,9 @@ impl<S: ClientStream> Relay<'_, S> {
             headers,
         };
         let plan = write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out);
-        if plan.body == ClientBody::Tunnel {
-            // A CONNECT the server accepted: tern does not relay tunnels.
+        let switched = plan.body == ClientBody::Tunnel;
+        if switched && conn.head.status() != 101 {
+            // A CONNECT the server accepted: tern does not relay CONNECT tunnels.
             return Err(Fault::BadResponse(H1Error::Malformed(
                 "tunnel not supported",
             )));
@@ -138,6 +150,7 @@ impl<S: ClientStream> Relay<'_, S> {
         d.status = Some(conn.head.status());
         d.responded_at = Some(tokio::time::Instant::now());
         d.plan = plan.body;
+        d.switched = switched;
         d.keep_client = plan.keep_alive;
         d.reuse_server = conn.head.keep_alive();
         d.reader = conn.head.body_reader(&RESPONSE_LIMITS);
@@ -242,8 +255,9 @@ impl<S: ClientStream> Relay<'_, S> {
         let used = d.flight.finish();
         self.s.conn.buf.consume(used);
         self.c.out.clear();
-        if d.unflushed && d.body_done && !d.keep_client {
-            // The end of the last response: close_notify leaves with it.
+        if d.unflushed && d.body_done && !d.keep_client && !d.switched {
+            // The end of the last response: close_notify leaves with it (not after a 101: the
+            // tunnel that follows closes the connection when its ends close).
             self.c.io.queue_close();
         }
         if d.unflushed {

@@ -1,0 +1,282 @@
+//! A byte tunnel between a client stream and a server stream: what an HTTP/1.1 connection
+//! becomes after a `101 Switching Protocols` (`http1/switch.rs`), and what a TCP mode or an
+//! HTTP/2 stream carrying a WebSocket (RFC 8441) can reuse, since it knows no protocol.
+//!
+//! A [`Tunnel`] is driven from the caller's task, both directions in one `poll`, as the relay
+//! is. Each end is any `AsyncRead + AsyncWrite` with the read buffer that holds what was
+//! already read from it: a client's first frames pipelined right behind its request head, a
+//! server's frames sent with its `101`. Those bytes leave first.
+//!
+//! - **One buffer per direction, backpressure both ways.** Bytes read from an end wait in that
+//!   end's buffer until written to the other end (and flushed: a TLS stream sends on flush);
+//!   the buffer is read into again only once empty. Memory stays at the two buffers, and an end
+//!   that does not take bytes stops the reads from the other one.
+//! - **Half-close.** An end of stream read from one end shuts down the sending direction towards
+//!   the other once the buffer is written (`poll_shutdown`: a FIN on TCP, close_notify on TLS);
+//!   the other direction goes on until it ends too, then the tunnel is [`Ending::Closed`]. An I/O
+//!   error on either end (a reset) ends it at once, naming the end that failed: the caller
+//!   closes or resets the other one.
+//! - **Timeouts** (HAProxy's `timeout tunnel`, else its client and server timeouts, one per
+//!   end). The tunnel expires when neither direction moved for the shorter of the two, which is
+//!   how HAProxy behaves without `option independent-streams`: bytes written to an end count as
+//!   activity on that end too, so either direction keeps both ends alive. A direction whose
+//!   receiver does not take its bytes also expires after the receiver's timeout, even while the
+//!   other direction moves (HAProxy's write timeout): a client that stops reading and keeps
+//!   sending does not hold a buffer forever. One timer, polled only when both directions wait.
+//!
+//! Reads wait until the buffer is empty, as in the relay (read, then write, in turn). A ring
+//! buffer would let a read overlap the write of earlier bytes; it is not measured, and messages
+//! of interactive protocols mostly fit one buffer anyway.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+use crate::buffer::Buffer;
+use crate::timer::{Idle, Timer};
+
+/// One end of a tunnel.
+pub(crate) struct End<'a, S> {
+    pub io: &'a mut S,
+    /// What was read from this end and is not yet written to the other (bytes already there
+    /// leave first).
+    pub buf: &'a mut Buffer,
+    /// Inactivity allowed on this end (see the module docs).
+    pub timeout: Duration,
+}
+
+/// Which end of the tunnel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Client,
+    Server,
+}
+
+/// How a tunnel ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// Both ends closed their sending side, and each close was passed on.
+    Closed,
+    /// Inactive beyond this end's timeout.
+    Timeout(Side),
+    /// An I/O error (usually a reset) on this end.
+    Failed(Side, io::Error),
+}
+
+/// What a tunnel reports when it ends.
+#[derive(Debug)]
+pub(crate) struct Report {
+    /// Bytes written to the server (from the client).
+    pub up: u64,
+    /// Bytes written to the client (from the server).
+    pub down: u64,
+    pub ending: Ending,
+}
+
+/// What a direction waits for after a poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The sender: nothing to write, the read is pending.
+    Sender,
+    /// The receiver: a write, flush or shutdown is pending.
+    Receiver,
+}
+
+/// The state of one direction: from one end's reads to the other end's writes.
+#[derive(Debug, Default)]
+struct Flow {
+    /// End of stream read from the sender.
+    eof: bool,
+    /// Bytes were written to the receiver since its last flush.
+    unflushed: bool,
+    /// The receiver's sending side is shut down: nothing more goes this way.
+    done: bool,
+    /// Bytes written to the receiver.
+    bytes: u64,
+    /// Something was read or written during the last poll.
+    moved: bool,
+    /// Since when the receiver has not taken what is pending for it.
+    stalled: Idle,
+}
+
+/// Which end of a direction failed.
+enum Fault {
+    Sender(io::Error),
+    Receiver(io::Error),
+}
+
+impl Flow {
+    /// Moves bytes from `from` (through `buf`) to `to` until both sides would wait or the
+    /// direction is over; what it waits for.
+    fn pump<R, W>(
+        &mut self,
+        cx: &mut Context<'_>,
+        from: &mut R,
+        buf: &mut Buffer,
+        to: &mut W,
+    ) -> Result<Option<Wait>, Fault>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if !buf.is_empty() {
+                match Pin::new(&mut *to).poll_write(cx, buf.data()) {
+                    Poll::Ready(Ok(0)) => {
+                        return Err(Fault::Receiver(io::ErrorKind::WriteZero.into()))
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        buf.consume(n);
+                        self.bytes += n as u64;
+                        self.unflushed = true;
+                        self.moved = true;
+                        self.stalled.progress();
+                    }
+                    Poll::Ready(Err(e)) => return Err(Fault::Receiver(e)),
+                    Poll::Pending => return Ok(Some(Wait::Receiver)),
+                }
+                continue;
+            }
+            if self.unflushed {
+                match Pin::new(&mut *to).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => self.unflushed = false,
+                    Poll::Ready(Err(e)) => return Err(Fault::Receiver(e)),
+                    Poll::Pending => return Ok(Some(Wait::Receiver)),
+                }
+            }
+            if self.eof {
+                return match Pin::new(&mut *to).poll_shutdown(cx) {
+                    Poll::Ready(Ok(())) => {
+                        self.done = true;
+                        Ok(None)
+                    }
+                    Poll::Ready(Err(e)) => Err(Fault::Receiver(e)),
+                    Poll::Pending => Ok(Some(Wait::Receiver)),
+                };
+            }
+            // The buffer is empty, so it never grows: reads go into its working size.
+            match buf.poll_read_from(from, cx) {
+                Poll::Ready(Ok(0)) => self.eof = true,
+                Poll::Ready(Ok(_)) => self.moved = true,
+                Poll::Ready(Err(e)) => return Err(Fault::Sender(e)),
+                Poll::Pending => return Ok(Some(Wait::Sender)),
+            }
+        }
+    }
+
+    /// The deadline of a stalled receiver whose timeout is `timeout`, if the direction waits on
+    /// it (otherwise the stall is over).
+    fn stall_deadline(&mut self, wait: Option<Wait>, timeout: Duration) -> Option<Instant> {
+        if wait == Some(Wait::Receiver) {
+            Some(self.stalled.deadline(timeout))
+        } else {
+            self.stalled.progress();
+            None
+        }
+    }
+}
+
+/// A tunnel in progress (see the module docs).
+pub(crate) struct Tunnel<'a, C, S> {
+    client: End<'a, C>,
+    server: End<'a, S>,
+    timer: &'a mut Timer,
+    /// Client to server.
+    up: Flow,
+    /// Server to client.
+    down: Flow,
+    /// Since when neither direction moved.
+    idle: Idle,
+}
+
+impl<'a, C, S> Tunnel<'a, C, S>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    /// A tunnel between `client` and `server`, its inactivity timed with `timer`.
+    pub(crate) fn new(client: End<'a, C>, server: End<'a, S>, timer: &'a mut Timer) -> Self {
+        Self {
+            client,
+            server,
+            timer,
+            up: Flow::default(),
+            down: Flow::default(),
+            idle: Idle::default(),
+        }
+    }
+
+    /// Relays both ways until both ends closed, one failed, or the tunnel expired.
+    pub(crate) async fn run(mut self) -> Report {
+        std::future::poll_fn(|cx| self.poll(cx)).await
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Report> {
+        let (c, s) = (&mut self.client, &mut self.server);
+        let up = match self.up.pump(cx, c.io, c.buf, s.io) {
+            Ok(wait) => wait,
+            Err(Fault::Sender(e)) => return Poll::Ready(self.end(Ending::Failed(Side::Client, e))),
+            Err(Fault::Receiver(e)) => {
+                return Poll::Ready(self.end(Ending::Failed(Side::Server, e)))
+            }
+        };
+        let down = match self.down.pump(cx, s.io, s.buf, c.io) {
+            Ok(wait) => wait,
+            Err(Fault::Sender(e)) => return Poll::Ready(self.end(Ending::Failed(Side::Server, e))),
+            Err(Fault::Receiver(e)) => {
+                return Poll::Ready(self.end(Ending::Failed(Side::Client, e)))
+            }
+        };
+        if self.up.done && self.down.done {
+            return Poll::Ready(self.end(Ending::Closed));
+        }
+        match self.poll_timer(cx, up, down) {
+            Some(side) => Poll::Ready(self.end(Ending::Timeout(side))),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Polls the timer for the earliest deadline (see the module docs); the end whose timeout
+    /// expired, if one did.
+    fn poll_timer(
+        &mut self,
+        cx: &mut Context<'_>,
+        up: Option<Wait>,
+        down: Option<Wait>,
+    ) -> Option<Side> {
+        let (ct, st) = (self.client.timeout, self.server.timeout);
+        if std::mem::take(&mut self.up.moved) | std::mem::take(&mut self.down.moved) {
+            self.idle.progress();
+        }
+        let shorter = if ct <= st { Side::Client } else { Side::Server };
+        let mut next = (self.idle.deadline(ct.min(st)), shorter);
+        let stalls = [
+            (self.up.stall_deadline(up, st), Side::Server),
+            (self.down.stall_deadline(down, ct), Side::Client),
+        ];
+        for (deadline, side) in stalls {
+            if let Some(at) = deadline.filter(|at| *at < next.0) {
+                next = (at, side);
+            }
+        }
+        self.timer.poll_at(next.0, cx).is_ready().then_some(next.1)
+    }
+
+    fn end(&self, ending: Ending) -> Report {
+        Report {
+            up: self.up.bytes,
+            down: self.down.bytes,
+            ending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
