@@ -53,7 +53,7 @@ pub fn config_toml(data: &[u8]) {
 }
 
 /// `haproxy_cfg`: the lexer, the sections and the translator; then the TOML stage on the
-/// translation.
+/// translation. The translation must be TOML, and the same text each time.
 pub fn haproxy_cfg(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -66,6 +66,9 @@ pub fn haproxy_cfg(data: &[u8]) {
     if let Err(e) = converted.toml.parse::<toml::Table>() {
         panic!("the translation is not TOML: {e}\n{}", converted.toml);
     }
+    // `tern convert` prints the same text every time (no hash map order leaks into it).
+    let again = haproxy::convert(text, file).map(|c| c.toml);
+    assert_eq!(again.as_ref(), Ok(&converted.toml), "a second translation differs");
     let lines = text.lines().count().max(1);
     for w in &converted.warnings {
         assert!(

@@ -2,8 +2,8 @@
 //!
 //! The head checks hold for any input: what is accepted is consistent with itself (spans inside
 //! the head, framing that follows from the fields, limits honoured), a head cut anywhere
-//! before its end asks for more bytes, and a head reused from an earlier message gives the same
-//! answer as a fresh one. The rewrite check parses what tern would send on and requires the
+//! before its end asks for more bytes, a head reused from an earlier message gives the same
+//! answer as a fresh one, and what passes small limits passes the defaults unchanged. The rewrite check parses what tern would send on and requires the
 //! same message back, and a fixed point: the rewrite of the rewrite is the rewrite.
 
 use tern_h1::{
@@ -156,6 +156,12 @@ pub fn request_head(data: &[u8]) {
     };
     assert_eq!(view_request(&head, buf), view_request(&reused, buf));
     check_request(&head, buf, len, &limits);
+    if limits != Limits::default() {
+        // Limits only refuse: what passes small ones passes the defaults, read the same way.
+        let got = parse_request(buf, &Limits::default(), &mut reused);
+        assert_eq!(got, Ok(Status::Complete(len)), "refused with larger limits");
+        assert_eq!(view_request(&head, buf), view_request(&reused, buf));
+    }
     for cut in cuts(len) {
         let prefix = parse_request(&buf[..cut], &limits, &mut reused);
         assert_eq!(prefix, Ok(Status::Partial), "prefix of {cut} bytes");
@@ -287,6 +293,11 @@ pub fn response_head(data: &[u8]) {
     };
     assert_eq!(view_response(&head, buf), view_response(&reused, buf));
     check_response(&head, buf, len, &limits, method);
+    if limits != Limits::default() {
+        let got = parse_response(buf, &Limits::default(), &mut reused, method);
+        assert_eq!(got, Ok(Status::Complete(len)), "refused with larger limits");
+        assert_eq!(view_response(&head, buf), view_response(&reused, buf));
+    }
     for cut in cuts(len) {
         let prefix = parse_response(&buf[..cut], &limits, &mut reused, method);
         assert_eq!(prefix, Ok(Status::Partial), "prefix of {cut} bytes");
