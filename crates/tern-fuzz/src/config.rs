@@ -68,7 +68,11 @@ pub fn haproxy_cfg(data: &[u8]) {
     }
     // `tern convert` prints the same text every time (no hash map order leaks into it).
     let again = haproxy::convert(text, file).map(|c| c.toml);
-    assert_eq!(again.as_ref(), Ok(&converted.toml), "a second translation differs");
+    assert_eq!(
+        again.as_ref(),
+        Ok(&converted.toml),
+        "a second translation differs"
+    );
     let lines = text.lines().count().max(1);
     for w in &converted.warnings {
         assert!(

@@ -11,7 +11,7 @@
 //! | `request_head` | [`tern_h1::parse_request`] | spans inside the head, framing consistent with the fields, every shorter prefix `Partial`, a reused head gives the same answer |
 //! | `response_head` | [`tern_h1::parse_response`] | the same, and the body rules of RFC 9112 §6.3 for the request's method |
 //! | `chunked` | [`tern_h1::BodyReader`] (chunked) | passthrough, decode and piecewise feeding agree; whatever tern accepts, a reference decoder accepts with the same end and data |
-//! | `head_rewrite` | parse → `write_request` / `write_response` → parse | the rewrite parses back to the same message (method, target, authority, framing, end-to-end fields) and rewriting it again changes nothing |
+//! | `head_rewrite` | parse → `write_request_edited` / `write_response_edited` → parse | the rewrite parses back to the same message (method, target, authority, framing, end-to-end fields); forwarding fields, header rule and cookie persistence edits are as asked; rewriting it again changes nothing |
 //! | `differential` | tern-h1 against `httparse` and an RFC 9112 scanner | tern accepts ⇒ both accept, at the same length, with the same start line, fields and framing |
 //! | `config_toml` | [`tern_config::parse`] | no panic; every error is located on a line of the file |
 //! | `haproxy_cfg` | [`tern_config::haproxy::convert`] and the TOML stage | the translation is always valid TOML; errors and warnings point at lines of the `.cfg` |
@@ -28,6 +28,7 @@ pub mod chunked;
 pub mod config;
 pub mod differential;
 pub mod h1;
+pub mod rewrite;
 mod rfc;
 
 /// A target's check: panics when a property fails.
@@ -38,7 +39,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("request_head", h1::request_head),
     ("response_head", h1::response_head),
     ("chunked", chunked::chunked),
-    ("head_rewrite", h1::head_rewrite),
+    ("head_rewrite", rewrite::head_rewrite),
     ("differential", differential::differential),
     ("config_toml", config::config_toml),
     ("haproxy_cfg", config::haproxy_cfg),
