@@ -176,9 +176,13 @@ fn cookie(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
         }
     }
     table.set_opt("domain", k.domain.as_deref().map(string));
+    // A server name used twice would be a duplicate key, which is not TOML: keep the first
+    // and let the TOML stage report the duplicate server at its own line.
+    let mut named = std::collections::HashSet::new();
     let values: Vec<String> = c
         .servers
         .iter()
+        .filter(|s| named.insert(s.name.as_str()))
         .filter_map(|s| {
             Some(format!(
                 "{} = {}",

@@ -109,16 +109,30 @@ impl Writer {
         };
         if let Some(notes) = found {
             self.out.toml.push_str("  # approximated: ");
-            self.out.toml.push_str(&notes.join("; "));
+            push_comment(&mut self.out.toml, &notes.join("; "));
         }
         self.out.toml.push('\n');
         self.out.lines.push(cfg_line);
     }
 
     fn comment(&mut self, text: &str) {
-        self.out.toml.push_str(text);
+        push_comment(&mut self.out.toml, text);
         self.out.toml.push('\n');
         self.out.lines.push(0);
+    }
+}
+
+/// Appends comment text as TOML allows it: a control character other than tab (a NUL, or a
+/// line break that a `\x00` or `\n` escape put in a `.cfg` word quoted by a warning) is written
+/// as its escape, so a comment can neither make the file invalid nor end early and turn the
+/// rest of its text into TOML lines.
+fn push_comment(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
     }
 }
 
@@ -250,5 +264,38 @@ mod tests {
             out.contexts,
             [("frontend[0]".to_owned(), "frontend web".to_owned())]
         );
+    }
+
+    #[test]
+    fn control_characters_in_warnings_stay_inside_their_comment() {
+        let mut fe = Table::new("frontend", 3, "frontend web");
+        fe.set("name", "\"web\"".into(), 3);
+        let warning = |line, kind, message: &str| Warning {
+            file: PathBuf::from("h.cfg"),
+            line,
+            context: "frontend web".into(),
+            keyword: "ciphers".into(),
+            kind,
+            message: message.into(),
+        };
+        let warnings = vec![
+            warning(2, WarningKind::NoEffect, "A\0B\n[global]\nworkers = 1"),
+            warning(3, WarningKind::Approximate, "C\r\nmaxconn = 2\tD"),
+        ];
+        let out = emit(&[fe], "h\n.cfg", &warnings);
+        let parsed: toml::Table = out.toml.parse().expect("the translation is TOML");
+        assert_eq!(
+            parsed.keys().collect::<Vec<_>>(),
+            ["frontend"],
+            "{}",
+            out.toml
+        );
+        assert!(out
+            .toml
+            .contains("#   line 2: 'ciphers' (no effect): A\\u{0}B\\n[global]\\nworkers = 1\n"));
+        assert!(out
+            .toml
+            .contains("# approximated: ciphers: C\\r\\nmaxconn = 2\tD\n"));
+        assert_eq!(out.toml.lines().count(), out.lines.len());
     }
 }

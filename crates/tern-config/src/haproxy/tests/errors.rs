@@ -230,3 +230,14 @@ mod no_panic {
         }
     }
 }
+
+#[test]
+fn a_server_name_used_twice_is_reported_at_the_server_not_as_broken_toml() {
+    let e = check_errors(&format!(
+        "{HEAD}listen app\n  bind :80\n  cookie SERVERID insert indirect\n\
+         server web 10.0.0.1:80 cookie a\n  server web 10.0.0.2:80 cookie b\n"
+    ));
+    let duplicate = "haproxy.cfg:10: listen app: servers[1].name: duplicate server name `web`";
+    assert!(e.iter().any(|e| e.starts_with(duplicate)), "{e:?}");
+    assert!(!e.iter().any(|e| e.contains("TOML")), "{e:?}");
+}

@@ -1,0 +1,53 @@
+//! The checks of tern's fuzz targets, one plain function per target.
+//!
+//! Each function takes the fuzzer's bytes, runs a parser on them and panics when a property
+//! fails. `fuzz/fuzz_targets/<target>.rs` (nightly, libFuzzer, its own workspace) is one line
+//! that calls the function; this crate's tests call the same functions on stable Rust for every
+//! file under `fuzz/corpus/<target>/` (the seeds) and `fuzz/regressions/<target>/` (every input
+//! that ever failed), so `cargo test` replays them without libFuzzer.
+//!
+//! | target | parser | checks |
+//! |---|---|---|
+//! | `request_head` | [`tern_h1::parse_request`] | spans inside the head, framing consistent with the fields, every shorter prefix `Partial`, a reused head gives the same answer |
+//! | `response_head` | [`tern_h1::parse_response`] | the same, and the body rules of RFC 9112 §6.3 for the request's method |
+//! | `chunked` | [`tern_h1::BodyReader`] (chunked) | passthrough, decode and piecewise feeding agree; whatever tern accepts, a reference decoder accepts with the same end and data |
+//! | `head_rewrite` | parse → `write_request_edited` / `write_response_edited` → parse | the rewrite parses back to the same message (method, target, authority, framing, end-to-end fields); forwarding fields, header rule and cookie persistence edits are as asked; rewriting it again changes nothing |
+//! | `differential` | tern-h1 against `httparse` and an RFC 9112 scanner | tern accepts ⇒ both accept, at the same length, with the same start line, fields and framing |
+//! | `config_toml` | [`tern_config::parse`] | no panic; every error is located on a line of the file |
+//! | `haproxy_cfg` | [`tern_config::haproxy::convert`] and the TOML stage | the translation is always valid TOML; errors and warnings point at lines of the `.cfg` |
+//! | `acl` | ACL expressions and `if` conditions, inside a generated config | no panic; an accepted condition evaluates on several requests |
+//! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
+//!
+//! Selector bytes: most targets take their first byte as a set of switches (small or default
+//! limits, the request method, forwarding options, where to cut), so one input also picks how
+//! it is parsed and the seeds can pin a configuration.
+
+#![forbid(unsafe_code)]
+
+pub mod chunked;
+pub mod config;
+pub mod differential;
+pub mod h1;
+pub mod rewrite;
+mod rfc;
+
+/// A target's check: panics when a property fails.
+pub type Check = fn(&[u8]);
+
+/// Every target by name, with its check.
+pub const TARGETS: &[(&str, Check)] = &[
+    ("request_head", h1::request_head),
+    ("response_head", h1::response_head),
+    ("chunked", chunked::chunked),
+    ("head_rewrite", rewrite::head_rewrite),
+    ("differential", differential::differential),
+    ("config_toml", config::config_toml),
+    ("haproxy_cfg", config::haproxy_cfg),
+    ("acl", config::acl),
+    ("header_value", config::header_value),
+];
+
+/// The check of the target named `name`.
+pub fn check_of(name: &str) -> Option<Check> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
