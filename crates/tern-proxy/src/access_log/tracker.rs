@@ -60,26 +60,20 @@ impl Tracker {
         if !config.access_log.as_ref()?.logs_frontend(name) {
             return None;
         }
-        let now = Instant::now();
-        Some(Box::new(Self {
-            record: Record::new(client, name),
-            accepted: now,
-            handshake: 0,
-            wait_from: now,
-            first_byte: None,
-            mark: now,
-            failed_connects: 0,
-            backend: None,
-            server: None,
-        }))
+        Some(Self::starting(Record::new(client, name)))
     }
 
     /// A tracker for HTTP/2 stream `id` of this connection, which starts now: the connection's
     /// fields (client, frontend, TLS) are copied, and its lines say `HTTP/2.0` and the stream.
     pub(crate) fn stream(&self, id: u32) -> Box<Self> {
-        let now = Instant::now();
         let mut record = self.record;
         record.stream = id;
+        Self::starting(record)
+    }
+
+    /// A tracker of `record`'s connection, starting now.
+    fn starting(record: Record) -> Box<Self> {
+        let now = Instant::now();
         Box::new(Self {
             record,
             accepted: now,
