@@ -198,13 +198,9 @@ async fn serve_stream(
     } else {
         tern_h1::Method::Get
     };
-    let limits = tern_h1::Limits {
-        max_head_size: w.shared.frontend(frontend).limits.max_head_size,
-        ..tern_h1::Limits::default()
-    };
     let io = H2Stream::new(
         RequestSource::new(head, framing, body),
-        ResponseSink::new(respond, method, limits),
+        ResponseSink::new(respond, method),
         info,
     );
     let (peer, tls) = (io.peer(), io.tls());

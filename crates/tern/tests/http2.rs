@@ -343,3 +343,63 @@ fn rapid_reset_ends_the_connection_with_enhance_your_calm() {
     // At most the streams of one connection's limit reached the server.
     assert!(c.get("backend app", "requests") <= 101, "{c:?}");
 }
+
+#[test]
+fn a_response_head_larger_than_the_request_limit_reaches_an_h2_client() {
+    // A server whose response head (20 KiB of one field) is within what tern accepts from
+    // servers but above the frontend's 16 KiB request-head limit.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let big = "a".repeat(20 * 1024);
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut s, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "the request never came whole");
+            got.extend_from_slice(&buf[..n]);
+        }
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nx-big: {big}\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+        );
+        s.write_all(head.as_bytes()).unwrap();
+    });
+    let dir = temp_dir("h2-big-head");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let cfg = Config::new()
+        .frontend(&format!(
+            "tls = {{ certs = [{cert:?}], alpn = [\"h2\", \"http/1.1\"] }}"
+        ))
+        .server("raw", &addr.to_string(), 1);
+    let tern = Tern::run_in(dir, &cfg.toml());
+    let out = curl(&[
+        "-k",
+        "--http2",
+        "--resolve",
+        &resolve(&tern),
+        "-D",
+        "-",
+        &https(&tern, "/big"),
+    ]);
+    let text = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("HTTP/2 200"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains(&format!("x-big: {}", "a".repeat(20 * 1024))));
+    assert!(
+        text.ends_with("ok"),
+        "{}",
+        &text[text.len().saturating_sub(100)..]
+    );
+    server.join().unwrap();
+    tern.stop();
+}

@@ -21,8 +21,19 @@ use h2::SendStream;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use tern_h1::{parse_response, BodyReader, Limits, Method, ResponseBody, ResponseHead, Status};
 
+use crate::exchange::upstream::RESPONSE_LIMITS;
+
 /// Decoded response data kept for the client's window, at most.
 pub(crate) const OUT_LIMIT: usize = 64 * 1024;
+
+/// What the session's response head may hold: a server's head already within
+/// [`RESPONSE_LIMITS`], plus the fields tern adds (cookie persistence, header rules), so
+/// twice those bounds; parsing the head once more must never refuse what the relay accepted.
+const SINK_LIMITS: Limits = Limits {
+    max_head_size: 2 * RESPONSE_LIMITS.max_head_size,
+    max_headers: 2 * RESPONSE_LIMITS.max_headers,
+    ..RESPONSE_LIMITS
+};
 
 /// Where the response is.
 enum State {
@@ -41,7 +52,6 @@ pub(crate) struct ResponseSink {
     head_buf: Vec<u8>,
     head: ResponseHead,
     method: Method,
-    limits: Limits,
     body: BodyReader,
     /// Decoded data not yet sent (bounded by [`OUT_LIMIT`]).
     out: BytesMut,
@@ -69,13 +79,12 @@ fn reset(e: h2::Error) -> io::Error {
 }
 
 impl ResponseSink {
-    pub(crate) fn new(respond: SendResponse<Bytes>, method: Method, limits: Limits) -> Self {
+    pub(crate) fn new(respond: SendResponse<Bytes>, method: Method) -> Self {
         ResponseSink {
             state: State::Head(respond),
             head_buf: Vec::new(),
             head: ResponseHead::new(),
             method,
-            limits,
             body: BodyReader::none(),
             out: BytesMut::new(),
             ended: false,
@@ -142,7 +151,7 @@ impl ResponseSink {
         self.head_buf.extend_from_slice(buf);
         loop {
             let len =
-                match parse_response(&self.head_buf, &self.limits, &mut self.head, self.method) {
+                match parse_response(&self.head_buf, &SINK_LIMITS, &mut self.head, self.method) {
                     Ok(Status::Partial) => return Ok(()),
                     Ok(Status::Complete(len)) => len,
                     Err(_) => return Err(broken("the session wrote an invalid response head")),
@@ -155,7 +164,7 @@ impl ResponseSink {
             self.body = match self.head.body() {
                 ResponseBody::None => BodyReader::none(),
                 ResponseBody::Length(n) => BodyReader::length(n),
-                ResponseBody::Chunked => BodyReader::chunked(&self.limits),
+                ResponseBody::Chunked => BodyReader::chunked(&SINK_LIMITS),
                 ResponseBody::UntilClose | ResponseBody::Tunnel => {
                     return Err(broken("a response body delimited by close on a stream"))
                 }
