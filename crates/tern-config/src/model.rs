@@ -503,6 +503,22 @@ pub struct Server {
     /// A PROXY protocol header at the start of every connection (`proxy_protocol`); `None`
     /// sends none.
     pub proxy_protocol: Option<ProxyProtocol>,
+    /// The HTTP version spoken to the server (`proto`, and `h2` in the TLS `alpn`).
+    pub proto: ServerProto,
+}
+
+/// The HTTP version tern speaks to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerProto {
+    /// HTTP/1.1, pooled keep-alive connections (the default).
+    #[default]
+    Http1,
+    /// HTTP/2 on every connection (`proto = "h2"`, HAProxy's `proto h2`): with prior knowledge
+    /// (h2c) to a plain server, over TLS with ALPN `h2` offered otherwise. Requests share
+    /// connections as streams, up to the server's stream limit.
+    Http2,
+    /// HTTP/2 or HTTP/1.1, as the TLS server picks from the `alpn` offer (which lists `h2`).
+    Negotiated,
 }
 
 /// The PROXY protocol version a server receives (`proxy_protocol`, HAProxy's `send-proxy` and

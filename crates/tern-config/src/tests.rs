@@ -81,6 +81,7 @@ fn minimal_config_gets_documented_defaults() {
             tls: None,
             disabled: false,
             proxy_protocol: None,
+            proto: ServerProto::Http1,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

@@ -70,6 +70,7 @@ pub(crate) fn server(
         p.disabled.filter(|d| *d).map(|_| "true".to_owned()),
     );
     t.set_opt("proxy_protocol", p.proxy_protocol.map(string));
+    t.set_opt("proto", p.proto.as_deref().map(string));
     if p.check == Some(true) {
         t.set(
             "check",

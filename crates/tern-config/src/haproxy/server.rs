@@ -100,7 +100,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "redir"
         | "source"
         | "namespace"
-        | "proto"
         | "ws"
         | "verifyhost"
         | "ciphers"
@@ -191,6 +190,7 @@ const VALUED: &[&str] = &[
     "crt",
     "sni",
     "alpn",
+    "proto",
     "observe",
     "on-error",
     "init-addr",
@@ -251,6 +251,14 @@ fn valued(
             };
             s.alpn = Some(tls::alpn(arg, &at, cx.diag));
         }
+        "proto" => match arg {
+            "h1" | "h2" => s.proto = Some(arg.to_owned()),
+            _ => cx.unsupported_because(
+                line,
+                &format!("proto {arg}"),
+                "tern speaks h1 and h2 to servers",
+            ),
+        },
         "observe" => match arg {
             "layer4" | "layer7" => s.observe = Some(arg.to_owned()),
             "none" => s.observe = None,

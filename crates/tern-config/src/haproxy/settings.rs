@@ -120,6 +120,8 @@ pub(crate) struct ServerParams {
     pub crt: Option<String>,
     pub ssl_reuse: Option<bool>,
     pub proxy_protocol: Option<&'static str>,
+    /// `proto h1|h2`: the HTTP version spoken to the server.
+    pub proto: Option<String>,
     pub observe: Option<String>,
     pub error_limit: Option<u64>,
     pub on_error: Option<String>,

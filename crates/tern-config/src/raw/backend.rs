@@ -42,6 +42,8 @@ pub(crate) struct RawBackend {
     pub check: Option<RawCheck>,
     /// TLS to every server, unless a server says otherwise.
     pub tls: Option<RawServerTls>,
+    /// The HTTP version of every server, unless a server says otherwise.
+    pub proto: Option<String>,
     pub servers: Option<Vec<RawServer>>,
 }
 
@@ -142,6 +144,8 @@ pub(crate) struct RawServer {
     pub disabled: Option<bool>,
     /// `"v1"` or `"v2"`: a PROXY protocol header opens every connection (HAProxy `send-proxy`).
     pub proxy_protocol: Option<String>,
+    /// `"h1"` (the default) or `"h2"` (HAProxy `proto h2`).
+    pub proto: Option<String>,
 }
 
 /// `tls` of a server or backend: `true`/`false`, or a table of settings.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Backend, BackendTimeouts, PoolSettings, ProxyProtocol, Server};
+use crate::model::{Backend, BackendTimeouts, PoolSettings, ProxyProtocol, Server, ServerProto};
 use crate::raw::{RawBackend, RawServer};
 
 impl Checker<'_> {
@@ -36,6 +36,7 @@ impl Checker<'_> {
         let mut servers = self.servers(raw.servers.as_deref(), &path.key("servers"));
         self.server_checks(raw, &mut servers, path);
         self.server_tls(raw, &mut servers, path);
+        self.server_protos(raw, &mut servers, path);
         Backend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             balance: self.balance(raw, path),
@@ -153,6 +154,8 @@ impl Checker<'_> {
             tls: None,
             disabled: raw.disabled.unwrap_or(false),
             proxy_protocol: self.proxy_protocol(raw.proxy_protocol.as_deref(), path),
+            // Set by `server_protos`, which needs the backend's default and the server's TLS.
+            proto: ServerProto::Http1,
         }
     }
 

@@ -43,8 +43,8 @@ struct TlsFields {
     session_reuse: Option<bool>,
 }
 
-/// ALPN protocols tern can speak to a server: it sends HTTP/1.1 and nothing else.
-const ALPN_SUPPORTED: [&str; 2] = ["http/1.1", "http/1.0"];
+/// ALPN protocols tern can speak to a server: HTTP/1.1, and HTTP/2 (see `server_proto.rs`).
+const ALPN_SUPPORTED: [&str; 3] = ["h2", "http/1.1", "http/1.0"];
 
 impl Checker<'_> {
     /// Sets `tls` on each of `servers` (built from `raw.servers`, in the same order), and turns
@@ -213,8 +213,7 @@ impl Checker<'_> {
                 self.issue(
                     &path.index(i),
                     format!(
-                        "unsupported protocol `{protocol}`: tern speaks HTTP/1.1 to servers; \
-                         supported: {}",
+                        "unsupported protocol `{protocol}`; supported: {}",
                         ALPN_SUPPORTED.join(", ")
                     ),
                 );

@@ -24,6 +24,7 @@ mod http_rules;
 mod persistence;
 mod protection;
 mod routing;
+mod server_proto;
 mod tls;
 mod tls_policy;
 
@@ -35,6 +36,8 @@ mod tests_client_auth;
 mod tests_frontend;
 #[cfg(test)]
 mod tests_server_keys;
+#[cfg(test)]
+mod tests_server_proto;
 #[cfg(test)]
 mod tests_tls;
 

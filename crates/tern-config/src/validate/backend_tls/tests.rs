@@ -115,9 +115,9 @@ fn unknown_values_are_refused() {
         error.contains("backend[0].tls.verify: unknown value `optional`"),
         "{error}"
     );
-    let error = backend_error("tls = { verify = \"none\", alpn = [\"h2\"] }");
+    let error = backend_error("tls = { verify = \"none\", alpn = [\"h3\"] }");
     assert!(
-        error.contains("backend[0].tls.alpn[0]: unsupported protocol `h2`"),
+        error.contains("backend[0].tls.alpn[0]: unsupported protocol `h3`"),
         "{error}"
     );
     let error = backend_error("tls = { verify = \"none\", sni_name = \"x\" }");
