@@ -18,7 +18,8 @@
 //! None of this drives a client connection: a protocol's loop (`http1/forward.rs`) calls these
 //! steps, sends the request and relays the response, so HTTP/2 can call the same ones. What
 //! still reads HTTP/1.1 types is said in each module (hashing keys come from the parsed
-//! HTTP/1.1 head; server connections are HTTP/1.1 connections).
+//! HTTP/1.1 head; a server connection is read and written as HTTP/1.1, and [`h2`] makes a stream
+//! of an HTTP/2 connection look like one).
 
 // One request's way to a server across its connection attempts: retries, redispatch.
 pub(crate) mod attempt;
@@ -26,6 +27,8 @@ pub(crate) mod attempt;
 pub(crate) mod balance;
 // A connection to the picked server: from the pool, or opened.
 pub(crate) mod connect;
+// HTTP/2 to servers: requests as streams on shared connections.
+pub(crate) mod h2;
 // Passive checks: what live traffic showed of a server.
 pub(crate) mod observe;
 // Persistence: the cookie and the stickiness table name a server.

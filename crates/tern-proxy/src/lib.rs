@@ -24,6 +24,8 @@ mod exchange;
 mod generation;
 // Active and passive health checks, on a thread of their own.
 mod health;
+// HTTP/1.1 bodies on HTTP/2 streams, both ways (client and server side).
+mod h2body;
 // HTTP/1.1 on a client connection: the proxy loop, routing, the relay.
 mod http1;
 // HTTP/2 on a client connection: each stream served as an HTTP/1.1 exchange (design note 0003).

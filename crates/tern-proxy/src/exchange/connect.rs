@@ -2,13 +2,15 @@
 //! under the `connect` timeout (TLS and the PROXY header included, `upstream.rs`).
 //!
 //! Protocol-neutral in what it decides (which address, which TLS name, which pooled
-//! connections fit); the connection it returns is an HTTP/1.1 one ([`ServerConn`] carries the
-//! response head's buffer), the only kind of server connection so far.
+//! connections fit); the connection it returns is read and written as HTTP/1.1 ([`ServerConn`]
+//! carries the response head's buffer), over a stream of an HTTP/2 connection for a server
+//! spoken to in HTTP/2 (`proto`, see [`crate::exchange::h2`]).
 
-use tern_config::ProxyProtocol;
+use tern_config::{ProxyProtocol, ServerProto};
 
+use crate::exchange::h2::{Target, UpstreamStream};
 use crate::exchange::proxy_header::Origin;
-use crate::exchange::upstream::{self, ServerConn};
+use crate::exchange::upstream::{self, ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
@@ -17,7 +19,8 @@ use crate::worker::Worker;
 /// An idle pooled connection to `server` (true: reused), or a new one, with TLS when the
 /// server has `tls`. `fresh` skips the pool; `host` is the request's Host value (for
 /// `sni = "host"`); `proxy` the PROXY header of a server with `proxy_protocol` (its connections
-/// carry only requests of the client connection the header names).
+/// carry only requests of the client connection the header names). For a server spoken to in
+/// HTTP/2 the connection is a stream of a shared connection (true: that connection existed).
 pub(crate) async fn obtain(
     w: &Worker,
     b: usize,
@@ -41,17 +44,68 @@ pub(crate) async fn obtain(
         }
         _ => None,
     };
+    let target = Target {
+        tls: tls.is_some(),
+        addr: address,
+    };
     if !fresh {
         let key = tls.as_ref().and_then(|t| t.key.as_deref());
         let origin = proxy.map(|(_, origin)| origin);
-        if let Some(conn) = w.pools.checkout(b, server, key, origin, address) {
-            return Ok((conn, true));
+        if srv.proto != ServerProto::Http1 {
+            if let Some(stream) = w.pools.h2.stream(b, server, key, origin, target) {
+                let conn = ServerConn::new(stream_of(stream), address, None, origin);
+                return Ok((conn, true));
+            }
+        }
+        if srv.proto != ServerProto::Http2 {
+            if let Some(conn) = w.pools.checkout(b, server, key, origin, address) {
+                return Ok((conn, true));
+            }
         }
     }
     let connect = upstream::connect(address, be.timeouts.connect, tls, proxy);
     let conn = Profiled::new(Kind::Connect, connect).await?;
     bump(&w.stats.servers[b][server].connects);
-    Ok((conn, false))
+    let h2 = match srv.proto {
+        ServerProto::Http1 => false,
+        ServerProto::Http2 => true,
+        ServerProto::Negotiated => conn.stream.negotiated_h2(),
+    };
+    if !h2 {
+        return Ok((conn, false));
+    }
+    let ServerConn {
+        stream,
+        key,
+        origin,
+        ..
+    } = conn;
+    let open = w.pools.h2.open(b, server, stream, key, origin, target);
+    let stream = match tokio::time::timeout(be.timeouts.connect, open).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            let cause = std::io::Error::other(e);
+            return Err(upstream::ConnectError::Io {
+                addr: address,
+                cause,
+            });
+        }
+        Err(_) => {
+            let timeout = be.timeouts.connect;
+            return Err(upstream::ConnectError::Timeout {
+                addr: address,
+                timeout,
+            });
+        }
+    };
+    Ok((
+        ServerConn::new(stream_of(stream), address, None, origin),
+        false,
+    ))
+}
+
+fn stream_of(stream: UpstreamStream) -> ServerStream {
+    ServerStream::H2(Box::new(stream))
 }
 
 /// The client connection's addresses, for the PROXY header of a server with `proxy_protocol`.

@@ -17,8 +17,9 @@ use std::rc::Rc;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
+use crate::exchange::h2::Sessions;
 use crate::exchange::proxy_header::Origin;
-use crate::exchange::upstream::ServerConn;
+use crate::exchange::upstream::{ServerConn, ServerStream};
 
 #[derive(Debug)]
 struct IdleConn {
@@ -30,6 +31,8 @@ struct IdleConn {
 #[derive(Debug)]
 pub(crate) struct Pools {
     idle: RefCell<Vec<Vec<Vec<IdleConn>>>>,
+    /// The HTTP/2 connections, whose streams are requests: kept by the same settings.
+    pub(crate) h2: Sessions,
     settings: Vec<PoolSettings>,
 }
 
@@ -43,6 +46,7 @@ impl Pools {
                     .map(|&(n, _)| (0..n).map(|_| Vec::new()).collect())
                     .collect(),
             ),
+            h2: Sessions::new(backends),
             settings: backends.iter().map(|&(_, s)| s).collect(),
         })
     }
@@ -75,8 +79,12 @@ impl Pools {
     }
 
     /// Keeps `conn` for reuse, unless the server already has `max_idle_per_server` idle ones
-    /// (then it is closed).
+    /// (then it is closed). A stream of an HTTP/2 connection ends here; its connection stays
+    /// in [`Sessions`].
     pub(crate) fn checkin(&self, backend: usize, server: usize, conn: ServerConn) {
+        if matches!(conn.stream, ServerStream::H2(_)) {
+            return;
+        }
         let Some(settings) = self.settings.get(backend) else {
             return;
         };
@@ -107,7 +115,7 @@ impl Pools {
                 kept += list.len();
             }
         }
-        kept
+        kept + self.h2.sweep(&self.settings)
     }
 
     /// Closes every idle connection (the worker is stopping).
@@ -115,6 +123,7 @@ impl Pools {
         for servers in self.idle.borrow_mut().iter_mut() {
             servers.iter_mut().for_each(Vec::clear);
         }
+        self.h2.clear();
     }
 }
 

@@ -42,6 +42,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::buffer::Buffer;
+use crate::exchange::h2::UpstreamStream;
 use crate::exchange::proxy_header::{self, Origin};
 
 /// Working size of a server connection's read buffer: the unit in which response bodies are
@@ -85,6 +86,8 @@ pub(crate) enum ServerStream {
     Plain(TcpStream),
     /// Boxed: the TLS state is large, and allocated once per connection, not per request.
     Tls(Box<TlsStream<TcpStream>>),
+    /// One request's stream on an HTTP/2 connection ([`crate::exchange::h2`]); never pooled.
+    H2(Box<UpstreamStream>),
 }
 
 /// How to open TLS on a new connection: the server's configuration and the name to send and
@@ -150,14 +153,12 @@ pub(crate) async fn connect(
         Err(_) => return Err(ConnectError::Timeout { addr, timeout }),
         Ok(result) => result?,
     };
-    Ok(ServerConn {
-        addr,
+    Ok(ServerConn::new(
         stream,
-        buf: Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
-        head: ResponseHead::new(),
+        addr,
         key,
-        origin: proxy.map(|(_, origin)| origin),
-    })
+        proxy.map(|(_, origin)| origin),
+    ))
 }
 
 /// The name a TLS connection to a server with `tls` at `ip` uses, and its pool key: the fixed
@@ -204,11 +205,21 @@ fn host_name(value: &[u8]) -> Option<String> {
 }
 
 impl ServerStream {
-    /// The TCP socket under the stream.
-    pub(crate) fn tcp(&self) -> &TcpStream {
+    /// The TCP socket under the stream (`None` for a stream of an HTTP/2 connection, which
+    /// shares its socket).
+    pub(crate) fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            ServerStream::Plain(tcp) => tcp,
-            ServerStream::Tls(tls) => tls.get_ref().0,
+            ServerStream::Plain(tcp) => Some(tcp),
+            ServerStream::Tls(tls) => Some(tls.get_ref().0),
+            ServerStream::H2(_) => None,
+        }
+    }
+
+    /// Whether the TLS server picked HTTP/2 from the ALPN offer.
+    pub(crate) fn negotiated_h2(&self) -> bool {
+        match self {
+            ServerStream::Tls(tls) => tls.get_ref().1.alpn_protocol() == Some(b"h2"),
+            ServerStream::Plain(_) | ServerStream::H2(_) => false,
         }
     }
 }
@@ -229,6 +240,7 @@ impl AsyncRead for ServerStream {
                 }
                 other => other,
             },
+            ServerStream::H2(h2) => Pin::new(&mut **h2).poll_read(cx, buf),
         }
     }
 }
@@ -242,6 +254,7 @@ impl AsyncWrite for ServerStream {
         match self.get_mut() {
             ServerStream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
             ServerStream::Tls(tls) => Pin::new(&mut **tls).poll_write(cx, buf),
+            ServerStream::H2(h2) => Pin::new(&mut **h2).poll_write(cx, buf),
         }
     }
 
@@ -253,6 +266,7 @@ impl AsyncWrite for ServerStream {
         match self.get_mut() {
             ServerStream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
             ServerStream::Tls(tls) => Pin::new(&mut **tls).poll_write_vectored(cx, bufs),
+            ServerStream::H2(h2) => Pin::new(&mut **h2).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -260,6 +274,7 @@ impl AsyncWrite for ServerStream {
         match self {
             ServerStream::Plain(tcp) => tcp.is_write_vectored(),
             ServerStream::Tls(tls) => tls.is_write_vectored(),
+            ServerStream::H2(h2) => h2.is_write_vectored(),
         }
     }
 
@@ -267,6 +282,7 @@ impl AsyncWrite for ServerStream {
         match self.get_mut() {
             ServerStream::Plain(_) => Poll::Ready(Ok(())),
             ServerStream::Tls(tls) => Pin::new(&mut **tls).poll_flush(cx),
+            ServerStream::H2(h2) => Pin::new(&mut **h2).poll_flush(cx),
         }
     }
 
@@ -274,11 +290,29 @@ impl AsyncWrite for ServerStream {
         match self.get_mut() {
             ServerStream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
             ServerStream::Tls(tls) => Pin::new(&mut **tls).poll_shutdown(cx),
+            ServerStream::H2(h2) => Pin::new(&mut **h2).poll_shutdown(cx),
         }
     }
 }
 
 impl ServerConn {
+    /// A connection over `stream`, with an empty read buffer.
+    pub(crate) fn new(
+        stream: ServerStream,
+        addr: SocketAddr,
+        key: Option<Box<str>>,
+        origin: Option<Origin>,
+    ) -> Self {
+        ServerConn {
+            addr,
+            stream,
+            buf: Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
+            head: ResponseHead::new(),
+            key,
+            origin,
+        }
+    }
+
     /// Whether an idle connection can carry a request: no close, reset or stray byte from the
     /// server since its last response (see the module docs).
     pub(crate) fn is_usable(&mut self) -> bool {
@@ -293,6 +327,8 @@ impl ServerConn {
                 }
             },
             ServerStream::Tls(tls) => tls_is_usable(tls, &mut self.buf, &mut cx),
+            // A stream serves one request: its connection is pooled by `exchange::h2`.
+            ServerStream::H2(_) => false,
         }
     }
 }

@@ -140,13 +140,33 @@ fn jobs(
                 check,
                 on_error: be.observe.map(|o| o.on_error),
                 slowstart: be.slowstart,
-                tls: servers_tls.get(b).and_then(|s| s.get(i)).cloned().flatten(),
+                tls: servers_tls
+                    .get(b)
+                    .and_then(|s| s.get(i))
+                    .cloned()
+                    .flatten()
+                    .map(http1_only),
                 server_address: server.address,
                 proxy,
             });
         }
     }
     jobs
+}
+
+/// `config` without `h2` in its ALPN offer: checks speak HTTP/1.1, also to servers the
+/// requests reach in HTTP/2 (as HAProxy's checks without `check-proto h2`). The session cache
+/// stays shared.
+fn http1_only(config: Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
+    if !config.alpn_protocols.iter().any(|p| p == b"h2") {
+        return config;
+    }
+    let mut own = (*config).clone();
+    own.alpn_protocols.retain(|p| p != b"h2");
+    if own.alpn_protocols.is_empty() {
+        own.alpn_protocols.push(b"http/1.1".to_vec());
+    }
+    Arc::new(own)
 }
 
 /// The client configuration of TLS checks of servers without `tls` of their own: no certificate

@@ -76,7 +76,9 @@ impl<S: ClientStream> H1Conn<S> {
                 debug!(up, down, ?side, %error, "tunnel failed");
                 if side == Side::Client {
                     bump(&self.counters().client_aborts);
-                    reset(conn.stream.tcp());
+                    if let Some(tcp) = conn.stream.tcp() {
+                        reset(tcp);
+                    }
                 } else {
                     if let Some(tcp) = self.io.socket() {
                         reset(tcp);

@@ -9,14 +9,15 @@
 //!   is refused (§8.3.1), one that names the same is dropped;
 //! - `cookie` fields, which HTTP/2 may split into crumbs, are joined into one with `; `
 //!   (§8.2.3);
-//! - `te: trailers` is dropped (hop-by-hop in HTTP/1.1);
+//! - `te: trailers` (the only `te` HTTP/2 allows) is kept: the HTTP/1.1 rewrite passes it on,
+//!   and gRPC servers behind an HTTP/2 server connection need it;
 //! - a request with a body and no `content-length` is sent chunked, its DATA frames becoming
 //!   chunks and its trailers the trailer section.
 //!
 //! The session then parses the head with `tern-h1` like any other, so an HTTP/2 request meets
 //! every HTTP/1.1 check (size and count limits, duplicate or invalid fields) once more.
 
-use http::header::{CONTENT_LENGTH, COOKIE, HOST, TE};
+use http::header::{CONTENT_LENGTH, COOKIE, HOST};
 use http::request::Parts;
 use http::Method;
 
@@ -93,8 +94,6 @@ pub(crate) fn write_head(
                 joined.extend_from_slice(b"; ");
             }
             joined.extend_from_slice(value.as_bytes());
-            continue;
-        } else if name == TE {
             continue;
         } else if name == CONTENT_LENGTH {
             has_length = true;

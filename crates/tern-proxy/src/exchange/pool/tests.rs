@@ -25,7 +25,7 @@ async fn pair(listener: &TcpListener) -> (ServerConn, std::net::TcpStream) {
 }
 
 fn local_port(c: &ServerConn) -> u16 {
-    c.stream.tcp().local_addr().unwrap().port()
+    c.stream.tcp().unwrap().local_addr().unwrap().port()
 }
 
 #[tokio::test]
@@ -70,12 +70,12 @@ async fn connections_the_server_closed_or_wrote_to_are_not_reused() {
     let (closed, server) = pair(&listener).await;
     drop(server);
     // Wait until the event loop has seen the close (readiness is what the pool looks at).
-    closed.stream.tcp().readable().await.unwrap();
+    closed.stream.tcp().unwrap().readable().await.unwrap();
     pools.checkin(0, 0, closed);
 
     let (stray, mut server) = pair(&listener).await;
     server.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
-    stray.stream.tcp().readable().await.unwrap();
+    stray.stream.tcp().unwrap().readable().await.unwrap();
     pools.checkin(0, 0, stray);
     assert!(
         pools

@@ -28,14 +28,17 @@ fn authority_becomes_host_first_and_the_target_is_origin_form() {
 }
 
 #[test]
-fn cookie_crumbs_are_joined_and_te_dropped() {
+fn cookie_crumbs_are_joined_and_te_trailers_kept() {
     let p = parts(
         "GET",
         "https://a/",
         &[("cookie", "a=1"), ("te", "trailers"), ("cookie", "b=2")],
     );
     let (h, _) = head(&p, true);
-    assert_eq!(h, "GET / HTTP/1.1\r\nhost: a\r\ncookie: a=1; b=2\r\n\r\n");
+    assert_eq!(
+        h,
+        "GET / HTTP/1.1\r\nhost: a\r\nte: trailers\r\ncookie: a=1; b=2\r\n\r\n"
+    );
 }
 
 #[test]

@@ -1,0 +1,134 @@
+//! One HTTP/2 connection to a server, shared by the requests of one worker as streams.
+//!
+//! The connection is driven by a task of its own (the `h2` crate reads and writes frames for
+//! every stream there); the requests hold [`SendRequest`] handles and count themselves on the
+//! session while they live, so the pool can tell a connection with room for another stream
+//! (below the server's `SETTINGS_MAX_CONCURRENT_STREAMS`) from a full one, and an idle one from
+//! a busy one. A GOAWAY or an error from the server ends the session for new streams at once
+//! (the handles then fail), streams in flight finish.
+
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use h2::client::{Builder, SendRequest};
+use tokio::time::Instant;
+use tracing::debug;
+
+use crate::exchange::proxy_header::Origin;
+use crate::exchange::upstream::{ServerStream, RESPONSE_LIMITS};
+use crate::h2body::OUT_LIMIT;
+
+/// The window a stream's response may fill before the relay reads it: the most a response
+/// buffers in tern per stream.
+const STREAM_WINDOW: u32 = 256 * 1024;
+
+/// The window all of a connection's responses share.
+const CONNECTION_WINDOW: u32 = 1024 * 1024;
+
+/// An HTTP/2 connection to a server.
+#[derive(Debug)]
+pub(crate) struct Session {
+    send: SendRequest<Bytes>,
+    /// Streams open on it.
+    streams: Cell<usize>,
+    /// The connection task ended (closed, failed).
+    ended: Rc<Cell<bool>>,
+    /// When the last stream ended (or the session opened).
+    idle_since: Cell<Instant>,
+    /// As [`crate::exchange::upstream::ServerConn`]'s: the TLS name of a server with
+    /// `sni = "host"`, and the PROXY header's origin of a server with `proxy_protocol`.
+    pub key: Option<Box<str>>,
+    pub origin: Option<Origin>,
+    pub addr: SocketAddr,
+}
+
+impl Session {
+    /// Opens HTTP/2 on `stream` (connected, TLS done, ALPN `h2` or prior knowledge) and starts
+    /// the task that drives it.
+    pub(super) async fn start(
+        stream: ServerStream,
+        addr: SocketAddr,
+        key: Option<Box<str>>,
+        origin: Option<Origin>,
+    ) -> Result<Rc<Session>, h2::Error> {
+        let (send, connection) = builder().handshake::<_, Bytes>(stream).await?;
+        let ended = Rc::new(Cell::new(false));
+        let flag = Rc::clone(&ended);
+        tokio::task::spawn_local(async move {
+            if let Err(e) = connection.await {
+                debug!(%addr, error = %e, "HTTP/2 server connection ended");
+            }
+            flag.set(true);
+        });
+        Ok(Rc::new(Session {
+            send,
+            streams: Cell::new(0),
+            ended,
+            idle_since: Cell::new(Instant::now()),
+            key,
+            origin,
+            addr,
+        }))
+    }
+
+    /// A handle to open a stream with.
+    pub(super) fn sender(&self) -> SendRequest<Bytes> {
+        self.send.clone()
+    }
+
+    pub(super) fn opened(&self) {
+        self.streams.set(self.streams.get() + 1);
+    }
+
+    pub(super) fn closed(&self) {
+        let left = self.streams.get().saturating_sub(1);
+        self.streams.set(left);
+        if left == 0 {
+            self.idle_since.set(Instant::now());
+        }
+    }
+
+    /// Whether new streams can still be opened: the connection runs and the server sent no
+    /// GOAWAY.
+    pub(super) fn is_usable(&self) -> bool {
+        if self.ended.get() {
+            return false;
+        }
+        let mut cx = Context::from_waker(Waker::noop());
+        !matches!(self.send.clone().poll_ready(&mut cx), Poll::Ready(Err(_)))
+    }
+
+    /// Whether another stream fits under the server's limit.
+    pub(super) fn has_room(&self) -> bool {
+        self.streams.get() < self.send.current_max_send_streams()
+    }
+
+    /// Whether no stream is open.
+    pub(super) fn is_idle(&self) -> bool {
+        self.streams.get() == 0
+    }
+
+    /// How long it has been idle (zero while a stream is open).
+    pub(super) fn idle_for(&self) -> std::time::Duration {
+        if self.is_idle() {
+            self.idle_since.get().elapsed()
+        } else {
+            std::time::Duration::ZERO
+        }
+    }
+}
+
+/// The settings tern announces to servers: no push, windows sized for relaying, response heads
+/// within the HTTP/1.1 limits the relay parses them under.
+fn builder() -> Builder {
+    let mut b = Builder::new();
+    b.enable_push(false)
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .max_header_list_size(RESPONSE_LIMITS.max_head_size as u32)
+        .max_send_buffer_size(OUT_LIMIT);
+    b
+}

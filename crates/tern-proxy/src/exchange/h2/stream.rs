@@ -1,0 +1,207 @@
+//! One request on an HTTP/2 server connection, as the byte stream the relay writes an
+//! HTTP/1.1 request to and reads an HTTP/1.1 response from.
+//!
+//! Writing: the head is collected until it parses, sent as HEADERS (`request.rs`), and the body
+//! that follows goes out as DATA and trailers through a [`DataSink`]. Reading: the response
+//! HEADERS become an HTTP/1.1 head (`response.rs`), then the DATA frames the body, through the
+//! same source the client side uses for request bodies. Flow control is the `h2` crate's: DATA
+//! is released to the server's window only as the relay reads it, and the upload waits for
+//! the server's window, so one slow stream holds back nothing else on the connection.
+//!
+//! Dropping the stream before both messages ended resets it (the `h2` crate sends
+//! RST_STREAM(CANCEL)): that is how a client's cancellation reaches the server.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{ready, Context, Poll, Waker};
+
+use bytes::Bytes;
+use h2::client::{ResponseFuture, SendRequest};
+use tern_h1::{parse_request, Method, RequestHead, Status};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::request::{self, Target, HEAD_LIMITS};
+use super::response;
+use super::session::Session;
+use crate::h2body::{broken, reset, DataSink};
+use crate::http2::RequestSource;
+
+/// Where the request is.
+enum Up {
+    /// Collecting the head (bytes kept only when a write did not hold all of it).
+    Head(Vec<u8>),
+    /// The head is sent; the body follows (boxed: most requests have none).
+    Body(Box<DataSink>),
+    /// END_STREAM went out.
+    Done,
+}
+
+/// Where the response is.
+enum Down {
+    /// The request is not sent yet; the reader waiting for it.
+    Unsent(Option<Waker>),
+    /// Waiting for the response head.
+    Head(ResponseFuture),
+    /// The HTTP/1.1 bytes of the response.
+    Body(RequestSource),
+}
+
+/// One request/response exchange on an HTTP/2 server connection.
+pub(crate) struct UpstreamStream {
+    send: SendRequest<Bytes>,
+    target: Target,
+    up: Up,
+    down: Down,
+    head: RequestHead,
+    /// The request was HEAD: the response has no body.
+    head_only: bool,
+    /// Counts this stream on its connection while it lives.
+    session: Rc<Session>,
+}
+
+impl std::fmt::Debug for UpstreamStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamStream")
+            .field("addr", &self.target.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamStream {
+    /// A stream on `session` (counted on it until dropped).
+    pub(super) fn new(session: Rc<Session>, target: Target) -> Self {
+        session.opened();
+        UpstreamStream {
+            send: session.sender(),
+            target,
+            up: Up::Head(Vec::new()),
+            down: Down::Unsent(None),
+            head: RequestHead::new(),
+            head_only: false,
+            session,
+        }
+    }
+
+    /// Takes head bytes; once the head parses, sends it and takes what follows as body.
+    /// Returns how many bytes of `buf` were used.
+    fn poll_head(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        // A stream may be opened only when the connection can take one (and not after a
+        // GOAWAY or an error: the request then fails before any of it was sent).
+        ready!(self.send.poll_ready(cx)).map_err(reset)?;
+        let Up::Head(kept) = &mut self.up else {
+            return Poll::Ready(Ok(0));
+        };
+        let before = kept.len();
+        let whole: &[u8] = if before == 0 {
+            buf
+        } else {
+            kept.extend_from_slice(buf);
+            kept
+        };
+        let len = match parse_request(whole, &HEAD_LIMITS, &mut self.head) {
+            Ok(Status::Complete(len)) => len,
+            Ok(Status::Partial) => {
+                if before == 0 {
+                    kept.extend_from_slice(buf);
+                }
+                return Poll::Ready(Ok(buf.len()));
+            }
+            Err(_) => {
+                return Poll::Ready(Err(broken("the exchange wrote an invalid request head")))
+            }
+        };
+        let request = request::translate(&self.head, whole, self.target)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.head_only = self.head.method() == Method::Head;
+        let body = request::has_body(&self.head);
+        let reader = self.head.body_reader(&HEAD_LIMITS);
+        let (response, stream) = self.send.send_request(request, !body).map_err(reset)?;
+        if let Down::Unsent(Some(waker)) = std::mem::replace(&mut self.down, Down::Head(response)) {
+            waker.wake();
+        }
+        let head_used = len - before;
+        self.up = if body {
+            Up::Body(Box::new(DataSink::new(stream, reader)))
+        } else {
+            Up::Done
+        };
+        let rest = &buf[head_used.min(buf.len())..];
+        let body_used = match &mut self.up {
+            Up::Body(sink) if !rest.is_empty() => sink.take(rest)?,
+            Up::Done if !rest.is_empty() => {
+                return Poll::Ready(Err(broken("bytes after a request without a body")))
+            }
+            _ => 0,
+        };
+        Poll::Ready(Ok(head_used + body_used))
+    }
+
+    /// Waits for the response head and turns it into the HTTP/1.1 bytes to read.
+    fn poll_response(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let response = match &mut self.down {
+            Down::Unsent(waiting) => {
+                *waiting = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            Down::Head(future) => ready!(Pin::new(future).poll(cx)).map_err(reset)?,
+            Down::Body(_) => return Poll::Ready(Ok(())),
+        };
+        let (parts, body) = response.into_parts();
+        let mut head = Vec::with_capacity(256);
+        let framing = response::write_head(&parts, body.is_end_stream(), self.head_only, &mut head);
+        self.down = Down::Body(RequestSource::new(head, framing, body));
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Drop for UpstreamStream {
+    fn drop(&mut self) {
+        self.session.closed();
+    }
+}
+
+impl AsyncRead for UpstreamStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_response(cx))?;
+        match &mut this.down {
+            Down::Body(source) => source.poll_read(cx, buf),
+            _ => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncWrite for UpstreamStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        match &mut this.up {
+            Up::Head(_) => this.poll_head(cx, buf),
+            Up::Body(sink) => sink.poll_write(cx, buf),
+            Up::Done => Poll::Ready(Err(broken("bytes after the end of the request"))),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().up {
+            Up::Body(sink) => {
+                ready!(sink.poll_flush(cx))?;
+                Poll::Ready(Ok(()))
+            }
+            Up::Head(_) | Up::Done => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
