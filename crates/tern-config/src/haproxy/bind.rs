@@ -177,7 +177,7 @@ fn options(line: &Line, cx: &mut Cx<'_>) -> Option<BindOpts> {
                 opts.any_crt = true;
                 opts.certs.crt_list(arg, line.no, cx);
             }
-            "alpn" => opts.alpn = Some(tls::bind_alpn(arg, &at, cx.diag)),
+            "alpn" => opts.alpn = Some(tls::alpn(arg, &at, cx.diag)),
             "verify" => opts.verify = Some(arg.to_owned()),
             "ca-file" => opts.ca_file = Some(arg.to_owned()),
             "crl-file" => opts.crl_file = Some(arg.to_owned()),

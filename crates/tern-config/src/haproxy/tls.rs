@@ -255,17 +255,10 @@ pub(crate) fn named<T: Named>(
     kept.into_iter().map(str::to_owned).collect()
 }
 
-/// A bind's ALPN list (`h2,http/1.1`): tern speaks HTTP/2 and HTTP/1.x to clients.
-pub(crate) fn bind_alpn(list: &str, at: &At<'_>, diag: &mut Diag) -> Vec<String> {
-    alpn_of(list, &["h2", "http/1.1", "http/1.0"], at, diag)
-}
-
-/// A server's ALPN list (`h2,http/1.1`): tern speaks HTTP/1.x to servers.
+/// An ALPN list of a bind or a server (`h2,http/1.1`): tern speaks HTTP/2 and HTTP/1.x to
+/// clients and to servers; others (`h3`, `spdy/3`) are dropped with a warning.
 pub(crate) fn alpn(list: &str, at: &At<'_>, diag: &mut Diag) -> Vec<String> {
-    alpn_of(list, &["http/1.1", "http/1.0"], at, diag)
-}
-
-fn alpn_of(list: &str, speaks: &[&str], at: &At<'_>, diag: &mut Diag) -> Vec<String> {
+    let speaks = ["h2", "http/1.1", "http/1.0"];
     let (kept, dropped): (Vec<&str>, Vec<&str>) = list
         .split(',')
         .filter(|s| !s.is_empty())
@@ -373,12 +366,12 @@ mod tests {
     }
 
     #[test]
-    fn alpn_drops_h2() {
+    fn alpn_drops_what_tern_does_not_speak() {
         let mut diag = Diag::new(Path::new("h.cfg"));
-        assert_eq!(alpn("h2,http/1.1", &AT, &mut diag), ["http/1.1"]);
+        assert_eq!(alpn("h3,h2,http/1.1", &AT, &mut diag), ["h2", "http/1.1"]);
         assert!(diag.warnings[0]
             .message
-            .contains("h2 dropped, alpn = [\"http/1.1\"]"));
+            .contains("h3 dropped, alpn = [\"h2\", \"http/1.1\"]"));
         assert_eq!(
             alpn("http/1.1,http/1.0", &AT, &mut diag),
             ["http/1.1", "http/1.0"]

@@ -30,7 +30,10 @@ fn the_backend_proto_is_the_servers_default() {
         "address = \"127.0.0.1:8080\" }",
         "address = \"127.0.0.1:8080\", proto = \"h1\" }",
     );
-    assert_eq!(parse_ok(&text).backends[0].servers[0].proto, ServerProto::Http1);
+    assert_eq!(
+        parse_ok(&text).backends[0].servers[0].proto,
+        ServerProto::Http1
+    );
 }
 
 #[test]

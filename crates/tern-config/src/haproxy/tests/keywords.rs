@@ -193,7 +193,7 @@ fn servers_over_tls() {
     ));
     assert_has(
         &c,
-        "{ name = \"s1\", address = \"10.0.0.1:443\", tls = { verify = \"required\", ca = \"/etc/ca/internal.pem\", sni = \"api.internal\", alpn = [\"http/1.1\"] } },",
+        "{ name = \"s1\", address = \"10.0.0.1:443\", tls = { verify = \"required\", ca = \"/etc/ca/internal.pem\", sni = \"api.internal\", alpn = [\"h2\", \"http/1.1\"] } },",
     );
     assert_has(
         &c,
@@ -203,6 +203,24 @@ fn servers_over_tls() {
         &c,
         "{ name = \"s3\", address = \"10.0.0.3:443\", tls = { verify = \"none\" } },",
     );
+}
+
+#[test]
+fn servers_spoken_to_in_http2() {
+    let c = convert(&format!(
+        "global\n  ssl-server-verify none\n{HEAD}frontend f\n  bind :80\n  default_backend app\nbackend app\n\
+         server s1 10.0.0.1:443 ssl alpn h2,http/1.1\n\
+         server s2 10.0.0.2:443 ssl alpn h2 proto h2\n\
+         server s3 10.0.0.3:80 proto h2\n"
+    ));
+    assert_has(
+        &c,
+        "{ name = \"s2\", address = \"10.0.0.2:443\", proto = \"h2\", tls = { verify = \"none\", alpn = [\"h2\"] } },",
+    );
+    let config = validate(&c);
+    let protos: Vec<_> = config.backends[0].servers.iter().map(|s| s.proto).collect();
+    use crate::ServerProto::*;
+    assert_eq!(protos, [Negotiated, Http2, Http2]);
 }
 
 #[test]
