@@ -340,6 +340,10 @@ impl<'a, S: ClientStream> Relay<'a, S> {
         if let Err(fault) = self.pump_download(cx) {
             return Poll::Ready(self.failed(fault));
         }
+        if self.c.io.poll_cancelled(cx).is_ready() {
+            let reset = io::Error::new(io::ErrorKind::ConnectionReset, "cancelled by the client");
+            return Poll::Ready(self.failed(Fault::ClientIo(reset)));
+        }
         if self.up.is_done() && self.down.stage == Stage::Done {
             let end = if self.down.switched {
                 End::Switched

@@ -161,6 +161,13 @@ impl ClientStream for H2Stream {
         Poll::Ready(Ok(()))
     }
 
+    fn poll_cancelled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.response.is_done() {
+            return Poll::Pending;
+        }
+        self.response.poll_reset(cx).map(|_| ())
+    }
+
     fn socket(&self) -> Option<&TcpStream> {
         None
     }

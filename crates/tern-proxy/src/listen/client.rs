@@ -39,6 +39,13 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// flush sends it in the same `writev` as the end of the response.
     fn queue_close(&mut self) {}
 
+    /// Ready when the client cancelled the exchange in flight (an HTTP/2 RST_STREAM): the relay
+    /// stops it at once, and the server sees the cancellation (its stream reset, or its
+    /// connection closed). A connection of its own has no such signal: pending.
+    fn poll_cancelled(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+
     /// The TCP socket under the stream; `None` for a stream multiplexed on a connection (an
     /// HTTP/2 stream), which has no socket of its own to shut down or drain.
     fn socket(&self) -> Option<&TcpStream>;
