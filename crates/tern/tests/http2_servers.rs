@@ -1,0 +1,385 @@
+//! HTTP/2 to servers (`proto = "h2"`, and `h2` in a TLS server's `alpn`) through the real
+//! binary, with servers and clients written by others:
+//! - `nghttpd` (Debian's nghttp2-server, which speaks nothing but HTTP/2) with `--echo-upload`,
+//!   as an h2c server and as a TLS server picking `h2` by ALPN: HTTP/1.1 clients (curl, h2load)
+//!   through tern get files, HEAD, errors, uploads by length and chunked, and many concurrent
+//!   requests share one connection, or several when the server's stream limit is low;
+//! - Python's `grpcio` (tests/clients/grpc_server.py and grpc_client.py, raw-bytes methods, no
+//!   code generation) for gRPC end to end, h2c on both sides and TLS on both sides: unary and
+//!   streaming calls each way and both ways, trailers (`grpc-status`, `grpc-message`, custom
+//!   trailing metadata), deadlines, and a cancellation that must reach the server.
+//!
+//! `.ci/run` installs nghttp2-server and grpcio.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+use support::*;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use tern_tls::KeyKind;
+
+fn script(name: &str) -> String {
+    format!("{}/tests/clients/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn curl(args: &[&str]) -> Output {
+    Command::new("curl")
+        .args(["-sS", "--max-time", "20"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("curl runs (the tests need it: .ci/run installs it)")
+}
+
+/// A child process killed on drop, its stdout lines on a channel.
+struct Server {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn spawn(cmd: &mut Command, what: &str) -> Server {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what} runs (.ci/run installs it): {e}"));
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server { child, lines }
+    }
+
+    /// Waits for a line starting with `prefix`; returns the rest.
+    fn wait_line(&self, prefix: &str, limit: Duration) -> Option<String> {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return Some(rest.to_owned());
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free loopback port (the listener is closed before the server binds it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `nghttpd` serving `dir` with uploads echoed: h2c, or TLS with `cert` (`.crt` and `.key`
+/// beside it) and extra options.
+fn nghttpd(dir: &Path, tls: Option<&Path>, extra: &[&str]) -> (Server, u16) {
+    let port = free_port();
+    let mut cmd = Command::new("nghttpd");
+    cmd.args(["--echo-upload", "-d", dir.to_str().unwrap()])
+        .args(extra)
+        .arg(port.to_string());
+    match tls {
+        None => {
+            cmd.arg("--no-tls");
+        }
+        Some(cert) => {
+            cmd.arg(cert.with_extension("key"))
+                .arg(cert.with_extension("crt"));
+        }
+    }
+    let server = Server::spawn(&mut cmd, "nghttpd");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (server, port);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nghttpd did not listen on {port}");
+}
+
+/// A directory with `index.html` (6 bytes) and `big` (1 MiB of noise).
+fn site(tag: &str) -> (PathBuf, Vec<u8>) {
+    let dir = temp_dir(tag).join("www");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "hello\n").unwrap();
+    let big = garbage(1 << 20, 7);
+    std::fs::write(dir.join("big"), &big).unwrap();
+    (dir, big)
+}
+
+/// tern (one worker, so connection counts are exact) over one server `server` (a TOML
+/// table's fields) and extra frontend lines.
+fn tern(tag: &str, server: &str, frontend: &[&str]) -> Tern {
+    let mut cfg = Config::new().raw_server(&format!("{{ name = \"s1\", {server} }}"));
+    for line in frontend {
+        cfg = cfg.frontend(line);
+    }
+    Tern::run_in(temp_dir(tag), &cfg.toml())
+}
+
+fn url(tern: &Tern, path: &str) -> String {
+    format!("http://127.0.0.1:{}{path}", tern.addr().port())
+}
+
+#[test]
+fn http1_clients_reach_an_h2c_server() {
+    let (dir, big) = site("h2s-h2c");
+    let (_server, port) = nghttpd(&dir, None, &[]);
+    let t = tern(
+        "h2s-h2c-tern",
+        &format!("address = \"127.0.0.1:{port}\", proto = \"h2\""),
+        &[],
+    );
+
+    let out = curl(&["-i", &url(&t, "/index.html")]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("server: nghttpd"), "{text}");
+    assert!(text.ends_with("\r\n\r\nhello\n"), "{text}");
+
+    assert_eq!(curl(&[&url(&t, "/big")]).stdout, big, "1 MiB download");
+
+    let head = curl(&["-I", &url(&t, "/big")]);
+    let head = String::from_utf8_lossy(&head.stdout).into_owned();
+    assert!(head.contains("content-length: 1048576"), "{head}");
+
+    let missing = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &url(&t, "/nothing"),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&missing.stdout), "404");
+
+    // Uploads, by length and chunked, come back whole (nghttpd echoes them).
+    let upload = dir.join("big");
+    let upload = format!("@{}", upload.display());
+    let by_length = curl(&["--data-binary", &upload, &url(&t, "/echo")]);
+    assert_eq!(by_length.stdout, big, "upload with a length");
+    let chunked = curl(&[
+        "-H",
+        "Transfer-Encoding: chunked",
+        "--data-binary",
+        &upload,
+        &url(&t, "/echo"),
+    ]);
+    assert_eq!(chunked.stdout, big, "chunked upload");
+
+    let c = t.stop();
+    assert_eq!(c.get("server app/s1", "requests"), 6, "{:?}", c.0);
+    assert_eq!(
+        c.get("server app/s1", "connects"),
+        1,
+        "one connection for all"
+    );
+    assert_eq!(c.get("server app/s1", "reused"), 5);
+}
+
+#[test]
+fn concurrent_requests_share_connections_within_the_stream_limit() {
+    if !have("h2load") {
+        panic!("h2load is needed (.ci/run installs nghttp2-client)");
+    }
+    let (dir, _) = site("h2s-limit");
+    // The server allows 4 streams per connection; 32 clients fetch 1 MiB at once.
+    let (_server, port) = nghttpd(&dir, None, &["-m", "4"]);
+    let t = tern(
+        "h2s-limit-tern",
+        &format!("address = \"127.0.0.1:{port}\", proto = \"h2\""),
+        &[],
+    );
+    let out = Command::new("h2load")
+        .args([
+            "--h1",
+            "-c",
+            "32",
+            "-n",
+            "320",
+            "-T",
+            "20",
+            &url(&t, "/big"),
+        ])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(report.contains("320 succeeded, 0 failed"), "{report}");
+    let c = t.stop();
+    let connects = c.get("server app/s1", "connects");
+    // At least 32 / 4 connections were needed at the busiest moment; each carries streams.
+    assert!(
+        (8..320).contains(&connects),
+        "connects = {connects}: {:?}",
+        c.0
+    );
+    assert_eq!(c.get("server app/s1", "requests"), 320);
+}
+
+#[test]
+fn a_tls_server_picking_h2_by_alpn_gets_http2() {
+    let (dir, big) = site("h2s-alpn");
+    let cert_dir = temp_dir("h2s-alpn-cert");
+    write_cert(&cert_dir, "origin", KeyKind::EcdsaP256);
+    let (_server, port) = nghttpd(&dir, Some(&cert_dir.join("origin.pem")), &[]);
+    // nghttpd speaks only HTTP/2: a successful exchange means h2 was negotiated.
+    let t = tern(
+        "h2s-alpn-tern",
+        &format!(
+            "address = \"127.0.0.1:{port}\", \
+             tls = {{ verify = \"none\", alpn = [\"h2\", \"http/1.1\"] }}"
+        ),
+        &[],
+    );
+    let out = curl(&["-i", &url(&t, "/index.html")]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("server: nghttpd"), "{text}");
+    assert_eq!(curl(&[&url(&t, "/big")]).stdout, big);
+    let c = t.stop();
+    assert_eq!(c.get("server app/s1", "connects"), 1, "{:?}", c.0);
+}
+
+#[test]
+fn a_tls_server_picking_http1_by_alpn_gets_http1() {
+    let cert_dir = temp_dir("h2s-alpn-h1-cert");
+    write_cert(&cert_dir, "origin", KeyKind::EcdsaP256);
+    // Python's standard library server, offering only http/1.1.
+    let origin = Server::spawn(
+        Command::new("python3")
+            .arg(script("https_origin.py"))
+            .arg(cert_dir.join("origin.crt"))
+            .arg(cert_dir.join("origin.key")),
+        "python3",
+    );
+    let port = origin
+        .wait_line("port ", Duration::from_secs(20))
+        .expect("the HTTPS origin printed no port");
+    let t = tern(
+        "h2s-alpn-h1-tern",
+        &format!(
+            "address = \"127.0.0.1:{port}\", \
+             tls = {{ verify = \"none\", alpn = [\"h2\", \"http/1.1\"] }}"
+        ),
+        &[],
+    );
+    for _ in 0..3 {
+        let out = curl(&[&url(&t, "/")]);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "origin\n");
+    }
+    let c = t.stop();
+    assert_eq!(c.get("server app/s1", "connects"), 1, "pooled as HTTP/1.1");
+    assert_eq!(c.get("server app/s1", "reused"), 2);
+}
+
+/// The gRPC server, started (plain, or TLS with `cert`'s `.crt` and `.key`); its port.
+fn grpc_server(cert: Option<&Path>) -> (Server, u16) {
+    let mut cmd = Command::new("python3");
+    cmd.arg(script("grpc_server.py"));
+    if let Some(cert) = cert {
+        cmd.arg("--tls")
+            .arg(cert.with_extension("crt"))
+            .arg(cert.with_extension("key"));
+    }
+    let server = Server::spawn(&mut cmd, "python3 with grpcio");
+    let port = server
+        .wait_line("port ", Duration::from_secs(30))
+        .expect("the gRPC server printed no port (is grpcio installed?)");
+    (server, port.parse().unwrap())
+}
+
+/// Runs the gRPC client in `mode` against `target`; asserts it printed "ok".
+fn grpc_client(mode: &str, target: &str, ca: Option<&Path>) {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["60", "python3", &script("grpc_client.py"), mode, target]);
+    if let Some(ca) = ca {
+        cmd.arg("--ca").arg(ca);
+    }
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "gRPC client ({mode}) failed:\n{stdout}\n{stderr}"
+    );
+}
+
+/// Every gRPC check, then a cancellation the server must see.
+fn grpc_through(t: &Tern, server: &Server, ca: Option<&Path>) {
+    let target = format!("127.0.0.1:{}", t.addr().port());
+    grpc_client("calls", &target, ca);
+    // The deadline test let a call expire: its cancellation is not the one checked below.
+    while server
+        .wait_line("cancelled", Duration::from_millis(500))
+        .is_some()
+    {}
+    grpc_client("cancel", &target, ca);
+    assert!(
+        server
+            .wait_line("cancelled Hold", Duration::from_secs(5))
+            .is_some(),
+        "the client's cancellation did not reach the server"
+    );
+}
+
+#[test]
+fn grpc_over_h2c_on_both_sides() {
+    let (server, port) = grpc_server(None);
+    let t = tern(
+        "h2s-grpc-h2c",
+        &format!("address = \"127.0.0.1:{port}\", proto = \"h2\""),
+        &["http2 = { cleartext = true }"],
+    );
+    grpc_through(&t, &server, None);
+    let c = t.stop();
+    assert_eq!(c.get("server app/s1", "connects"), 1, "{:?}", c.0);
+    // Nine calls, each a stream; the expired and the cancelled one are client aborts.
+    assert_eq!(c.get("frontend web", "h2_streams"), 9, "{:?}", c.0);
+    assert_eq!(c.get("server app/s1", "requests"), 9);
+    assert_eq!(c.get("frontend web", "client_aborts"), 2);
+}
+
+#[test]
+fn grpc_over_tls_on_both_sides() {
+    let dir = temp_dir("h2s-grpc-tls");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    write_cert(&dir, "origin", KeyKind::EcdsaP256);
+    let (server, port) = grpc_server(Some(&dir.join("origin.pem")));
+    let cfg = Config::new()
+        .frontend(&format!(
+            "tls = {{ certs = [{cert:?}], alpn = [\"h2\", \"http/1.1\"] }}"
+        ))
+        .raw_server(&format!(
+            "{{ name = \"s1\", address = \"127.0.0.1:{port}\", proto = \"h2\", \
+             tls = {{ verify = \"required\", ca = {:?}, sni = \"localhost\" }} }}",
+            dir.join("origin.crt").to_str().unwrap()
+        ));
+    let t = Tern::run_in(dir.clone(), &cfg.toml());
+    grpc_through(&t, &server, Some(&dir.join("site.crt")));
+    let c = t.stop();
+    assert_eq!(c.get("server app/s1", "connects"), 1, "{:?}", c.0);
+}
