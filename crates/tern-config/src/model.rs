@@ -148,6 +148,9 @@ pub struct Http2Settings {
     /// connection: beyond this, GOAWAY with ENHANCE_YOUR_CALM. Each such stream may have cost a
     /// server request; this bounds what one connection can make tern do (rapid reset).
     pub max_client_resets: usize,
+    /// Announce SETTINGS_ENABLE_CONNECT_PROTOCOL and carry WebSockets over streams (RFC 8441
+    /// extended CONNECT) to HTTP/1.1 WebSocket servers.
+    pub websocket: bool,
 }
 
 impl Default for Http2Settings {
@@ -163,6 +166,7 @@ impl Default for Http2Settings {
             max_pending_accept_reset_streams: 20,
             max_local_error_reset_streams: 1024,
             max_client_resets: 1000,
+            websocket: true,
         }
     }
 }

@@ -12,10 +12,12 @@
 //! | file | what |
 //! |---|---|
 //! | `request.rs` | an HTTP/2 request's head as the HTTP/1.1 head the session parses |
+//! | `connect.rs` | a WebSocket stream (RFC 8441 extended CONNECT) as an HTTP/1.1 upgrade request |
 //! | `request_body.rs` | the request bytes the session reads: head, DATA (chunked if no length), trailers |
 //! | `response.rs` | the HTTP/1.1 response the session writes, as HEADERS, DATA and trailers |
 //! | `stream.rs` | the two joined as one [`ClientStream`](crate::listen::client::ClientStream) |
 
+mod connect;
 mod linger;
 mod request;
 mod request_body;
@@ -63,6 +65,10 @@ fn builder(w: &Worker, frontend: usize) -> Builder {
         .max_concurrent_reset_streams(settings.max_concurrent_reset_streams)
         .max_pending_accept_reset_streams(settings.max_pending_accept_reset_streams)
         .max_local_error_reset_streams(Some(settings.max_local_error_reset_streams));
+    if settings.websocket {
+        // SETTINGS_ENABLE_CONNECT_PROTOCOL: WebSockets over streams (RFC 8441, connect.rs).
+        b.enable_connect_protocol();
+    }
     b
 }
 
@@ -199,10 +205,15 @@ async fn serve_stream(
     } else {
         tern_h1::Method::Get
     };
+    let websocket = match framing {
+        BodyFraming::Tunnel(handshake) => Some(handshake),
+        _ => None,
+    };
     let io = H2Stream::new(
         RequestSource::new(head, framing, body),
-        ResponseSink::new(respond, method),
+        ResponseSink::new(respond, method, websocket.is_some()),
         info,
+        websocket,
     );
     let (peer, tls) = (io.peer(), io.tls());
     conn::serve(w, frontend, io, peer, tls, log).await;

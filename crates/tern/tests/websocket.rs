@@ -13,12 +13,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::ws::{client_script, EchoServer};
 use support::*;
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tern_tls::KeyKind;
@@ -35,68 +35,10 @@ const UPGRADE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: localhost\r\nUpgrade: webso
 const SWITCHED: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
     Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
 
-fn script(name: &str) -> String {
-    format!("{}/tests/clients/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The Python echo server, killed on drop.
-struct EchoServer {
-    child: Child,
-    lines: Receiver<String>,
-    addr: SocketAddr,
-}
-
-impl EchoServer {
-    fn start() -> EchoServer {
-        let mut child = Command::new("python3")
-            .arg(script("ws_echo_server.py"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs (the tests need it and `websockets`: .ci/run installs them)");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let first = lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the echo server printed no port (is `websockets` installed?)");
-        let port: u16 = first
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"));
-        EchoServer {
-            child,
-            lines,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        }
-    }
-
-    /// Waits for the line the server prints when a connection ends.
-    fn closed_line(&self) -> String {
-        self.lines
-            .recv_timeout(WAIT)
-            .expect("the echo server printed no close line")
-    }
-}
-
-impl Drop for EchoServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Runs the Python client's scenario against `url`; panics with its output if a step failed.
 fn run_client(url: &str, ca: Option<&str>) {
     let mut cmd = Command::new("python3");
-    cmd.arg(script("ws_client.py")).arg(url);
+    cmd.arg(client_script("ws_client.py")).arg(url);
     if let Some(ca) = ca {
         cmd.arg(ca);
     }

@@ -174,6 +174,9 @@ fn frontend(
     if let Some(h2c) = &c.h2c {
         t.set("http2.cleartext", h2c.v.to_string(), h2c.line);
     }
+    if let Some(websocket) = &c.h2_websocket {
+        t.set("http2.websocket", websocket.v.to_string(), websocket.line);
+    }
     if let Some(backend) = p.default_backend() {
         t.set("default_backend", string(&backend.v), backend.line);
     }

@@ -110,6 +110,12 @@ pub(crate) fn option(
             p.redispatch = set(enable);
         }
         "allbackups" => p.allbackups = set(enable),
+        "h2-workaround-bogus-websocket-clients" => {
+            // HAProxy's way to stop announcing RFC 8441 to clients that mishandle it.
+            if cx.side(line, true) {
+                p.h2_websocket = set(!enable);
+            }
+        }
         "httpchk" => {
             if enable {
                 if cx.side(line, false) {

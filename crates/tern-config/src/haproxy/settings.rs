@@ -149,6 +149,9 @@ pub(crate) struct ProxyCfg {
     pub tls_binds: bool,
     /// `proto h2` on a plain bind: the frontend speaks h2c on its plain binds.
     pub h2c: Option<Src<bool>>,
+    /// `option h2-workaround-bogus-websocket-clients` (false) or `no option ...` (true): whether
+    /// HTTP/2 connections announce the extended CONNECT for WebSockets (`http2.websocket`).
+    pub h2_websocket: Option<Src<bool>>,
     pub servers: Vec<ServerCfg>,
     pub default_server: ServerParams,
     pub timeouts: Timeouts,

@@ -325,6 +325,7 @@ impl Checker<'_> {
                 10_000_000,
                 d.max_client_resets,
             ),
+            websocket: raw.websocket.unwrap_or(d.websocket),
         }
     }
 }

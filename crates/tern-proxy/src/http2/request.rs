@@ -12,14 +12,18 @@
 //! - `te: trailers` (the only `te` HTTP/2 allows) is kept: the HTTP/1.1 rewrite passes it on,
 //!   and gRPC servers behind an HTTP/2 server connection need it;
 //! - a request with a body and no `content-length` is sent chunked, its DATA frames becoming
-//!   chunks and its trailers the trailer section.
+//!   chunks and its trailers the trailer section;
+//! - an extended CONNECT (a `:protocol`, RFC 8441) becomes a WebSocket upgrade request
+//!   (`connect.rs`); a plain CONNECT is refused (501).
 //!
 //! The session then parses the head with `tern-h1` like any other, so an HTTP/2 request meets
 //! every HTTP/1.1 check (size and count limits, duplicate or invalid fields) once more.
 
-use http::header::{CONTENT_LENGTH, COOKIE, HOST};
+use http::header::{HeaderName, CONTENT_LENGTH, COOKIE, HOST};
 use http::request::Parts;
 use http::Method;
+
+use super::connect::{self, Handshake};
 
 /// How the request body goes to the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +34,9 @@ pub(crate) enum BodyFraming {
     Length,
     /// No length known: DATA frames become chunks, trailers the trailer section.
     Chunked,
+    /// A WebSocket (RFC 8441, `connect.rs`): no body in the request; once the server switched
+    /// protocols, DATA frames are the tunnel's bytes as they are.
+    Tunnel(Handshake),
 }
 
 /// Why a request cannot be translated; each is answered with the status named.
@@ -41,6 +48,10 @@ pub(crate) enum Refused {
     NoPath,
     #[error("CONNECT is not supported (501)")]
     Connect,
+    #[error("extended CONNECT for a protocol other than websocket (501)")]
+    Protocol,
+    #[error("no random bytes for the WebSocket key (500)")]
+    NoRandom,
 }
 
 impl Refused {
@@ -48,39 +59,78 @@ impl Refused {
     pub(crate) fn status(self) -> u16 {
         match self {
             Refused::HostMismatch | Refused::NoPath => 400,
-            Refused::Connect => 501,
+            Refused::Connect | Refused::Protocol => 501,
+            Refused::NoRandom => 500,
         }
     }
 }
 
 /// Writes the HTTP/1.1 head of the request into `out` (cleared first) and says how its body
-/// follows. `ends_stream`: the HEADERS frame carried END_STREAM (no body).
+/// follows. `ends_stream`: the HEADERS frame carried END_STREAM (no body). An extended CONNECT
+/// (RFC 8441, a `:protocol`) is translated by `connect.rs`.
 pub(crate) fn write_head(
     parts: &Parts,
     ends_stream: bool,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Refused> {
-    out.clear();
+    if let Some(protocol) = parts.extensions.get::<h2::ext::Protocol>() {
+        return connect::write_head(protocol, parts, out).map(BodyFraming::Tunnel);
+    }
     if parts.method == Method::CONNECT {
         return Err(Refused::Connect);
     }
+    let authority = start_head(parts.method.as_str(), parts, out)?;
+    let has_length = write_fields(parts, authority, out, |_| false)?;
+    let framing = if ends_stream {
+        BodyFraming::Empty
+    } else if has_length {
+        BodyFraming::Length
+    } else {
+        line(out, b"transfer-encoding", b"chunked");
+        BodyFraming::Chunked
+    };
+    out.extend_from_slice(b"\r\n");
+    Ok(framing)
+}
+
+/// Clears `out` and writes the request line (`method`, the origin-form target) and `host`
+/// from `:authority`; the authority, if any.
+pub(super) fn start_head<'p>(
+    method: &str,
+    parts: &'p Parts,
+    out: &mut Vec<u8>,
+) -> Result<Option<&'p str>, Refused> {
+    out.clear();
     let target = match parts.uri.path_and_query() {
         Some(pq) if !pq.as_str().is_empty() => pq.as_str(),
         _ => return Err(Refused::NoPath),
     };
-    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.extend_from_slice(method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-
     let authority = parts.uri.authority().map(|a| a.as_str());
     if let Some(authority) = authority {
         line(out, b"host", authority.as_bytes());
     }
+    Ok(authority)
+}
+
+/// Writes the request's fields but those `skip` names: a `host` that repeats `authority`
+/// dropped (another refused), cookies joined, `te: trailers` kept. Whether a `content-length` was
+/// written.
+pub(super) fn write_fields(
+    parts: &Parts,
+    authority: Option<&str>,
+    out: &mut Vec<u8>,
+    skip: impl Fn(&HeaderName) -> bool,
+) -> Result<bool, Refused> {
     let mut cookies: Option<Vec<u8>> = None;
     let mut has_length = false;
     for (name, value) in &parts.headers {
-        if name == HOST {
+        if skip(name) {
+            continue;
+        } else if name == HOST {
             match authority {
                 Some(a) if !value.as_bytes().eq_ignore_ascii_case(a.as_bytes()) => {
                     return Err(Refused::HostMismatch)
@@ -103,16 +153,7 @@ pub(crate) fn write_head(
     if let Some(joined) = cookies {
         line(out, b"cookie", &joined);
     }
-    let framing = if ends_stream {
-        BodyFraming::Empty
-    } else if has_length {
-        BodyFraming::Length
-    } else {
-        line(out, b"transfer-encoding", b"chunked");
-        BodyFraming::Chunked
-    };
-    out.extend_from_slice(b"\r\n");
-    Ok(framing)
+    Ok(has_length)
 }
 
 fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {

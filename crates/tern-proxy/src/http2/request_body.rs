@@ -1,6 +1,8 @@
 //! The request side of one stream, as the HTTP/1.1 bytes the session reads: the translated head
 //! (`request.rs`), then the DATA frames, chunked when no `content-length` was given, with the
-//! trailers as the trailer section.
+//! trailers as the trailer section. A WebSocket stream (RFC 8441) has no body: after the head
+//! its DATA is held back (in the stream window) until the server switched protocols, then read
+//! as the tunnel's bytes, END_STREAM as their end.
 //!
 //! Flow control: DATA is released to the client's windows (stream and connection) only as the
 //! session reads it, so a server that takes an upload slowly holds back this stream alone and
@@ -33,6 +35,8 @@ pub(crate) struct RequestSource {
     body_ended: bool,
     /// Every byte of the request was read.
     done: bool,
+    /// A WebSocket stream whose tunnel is not open yet: nothing is read after the head.
+    held: bool,
 }
 
 impl std::fmt::Debug for RequestSource {
@@ -40,6 +44,7 @@ impl std::fmt::Debug for RequestSource {
         f.debug_struct("RequestSource")
             .field("chunked", &self.chunked)
             .field("done", &self.done)
+            .field("held", &self.held)
             .finish_non_exhaustive()
     }
 }
@@ -55,7 +60,13 @@ impl RequestSource {
             chunked: framing == BodyFraming::Chunked,
             body_ended: framing == BodyFraming::Empty,
             done: false,
+            held: matches!(framing, BodyFraming::Tunnel(_)),
         }
+    }
+
+    /// The server switched protocols: the stream's DATA is the tunnel's from now on.
+    pub(crate) fn open_tunnel(&mut self) {
+        self.held = false;
     }
 
     /// Whether every byte of the request was read.
@@ -63,7 +74,8 @@ impl RequestSource {
         self.done
     }
 
-    /// Fills `buf` with the next request bytes; fills nothing once the request is done.
+    /// Fills `buf` with the next request bytes; fills nothing once the request is done, or
+    /// while a tunnel is held.
     pub(crate) fn poll_read(
         &mut self,
         cx: &mut Context<'_>,
@@ -75,6 +87,9 @@ impl RequestSource {
             }
             if self.body_ended {
                 self.done = true;
+                return Poll::Ready(Ok(()));
+            }
+            if self.held {
                 return Poll::Ready(Ok(()));
             }
             ready!(self.poll_next(cx))?;

@@ -11,6 +11,11 @@
 //! that does not read holds back this stream's server only, never another stream.
 //! Interim responses (`100 Continue`, which the exchange writes for `Expect`) are dropped: the
 //! HTTP/2 request was received without waiting for them.
+//!
+//! On a WebSocket stream (RFC 8441, `connect.rs`) the session's `101` is where the stream
+//! switches: it goes out as a `200` without `sec-websocket-accept`, and every byte the session
+//! writes after it is tunnel data, passed as DATA until the session shuts the stream down
+//! (END_STREAM) or gives up on it (RST_STREAM with CANCEL).
 
 use std::io;
 use std::task::{Context, Poll};
@@ -18,6 +23,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use h2::server::SendResponse;
 use h2::SendStream;
+use http::header::SEC_WEBSOCKET_ACCEPT;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use tern_h1::{parse_response, BodyReader, Limits, Method, ResponseBody, ResponseHead, Status};
 
@@ -59,6 +65,10 @@ pub(crate) struct ResponseSink {
     ended: bool,
     /// The chunked body's trailer fields, sent as a HEADERS frame that ends the stream.
     trailers: Option<HeaderMap>,
+    /// A WebSocket stream: a `101` switches it to a tunnel.
+    websocket: bool,
+    /// The `101` went out (as a `200`): the body is the tunnel's bytes.
+    switched: bool,
 }
 
 impl std::fmt::Debug for ResponseSink {
@@ -66,6 +76,7 @@ impl std::fmt::Debug for ResponseSink {
         f.debug_struct("ResponseSink")
             .field("pending", &self.out.len())
             .field("ended", &self.ended)
+            .field("switched", &self.switched)
             .finish_non_exhaustive()
     }
 }
@@ -79,7 +90,8 @@ fn reset(e: h2::Error) -> io::Error {
 }
 
 impl ResponseSink {
-    pub(crate) fn new(respond: SendResponse<Bytes>, method: Method) -> Self {
+    /// The response side of a stream; `websocket`: an extended CONNECT's (RFC 8441).
+    pub(crate) fn new(respond: SendResponse<Bytes>, method: Method, websocket: bool) -> Self {
         ResponseSink {
             state: State::Head(respond),
             head_buf: Vec::new(),
@@ -89,6 +101,21 @@ impl ResponseSink {
             out: BytesMut::new(),
             ended: false,
             trailers: None,
+            websocket,
+            switched: false,
+        }
+    }
+
+    /// Whether the stream switched to a tunnel (the `101` went out as a `200`).
+    pub(crate) fn is_switched(&self) -> bool {
+        self.switched
+    }
+
+    /// The tunnel's sending side ends: END_STREAM goes after what is buffered (on the next
+    /// flush). Nothing changes for a response that is not a tunnel.
+    pub(crate) fn end_tunnel(&mut self) {
+        if self.switched {
+            self.ended = true;
         }
     }
 
@@ -137,11 +164,17 @@ impl ResponseSink {
     }
 
     /// The session gave up on the response (a fault after the head, or before any): the client
-    /// must not take what it got for a whole response.
+    /// must not take what it got for a whole response. A tunnel's failure is a CANCEL, as
+    /// RFC 8441 §5 maps a TCP reset.
     pub(crate) fn cancel(&mut self) {
+        let reason = if self.switched {
+            h2::Reason::CANCEL
+        } else {
+            h2::Reason::INTERNAL_ERROR
+        };
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Head(mut respond) => respond.send_reset(h2::Reason::INTERNAL_ERROR),
-            State::Body(mut send) => send.send_reset(h2::Reason::INTERNAL_ERROR),
+            State::Head(mut respond) => respond.send_reset(reason),
+            State::Body(mut send) => send.send_reset(reason),
             State::Done => {}
         }
     }
@@ -156,11 +189,14 @@ impl ResponseSink {
                     Ok(Status::Complete(len)) => len,
                     Err(_) => return Err(broken("the session wrote an invalid response head")),
                 };
+            if self.websocket && self.head.status() == 101 {
+                return self.switch(len);
+            }
             if self.head.is_informational() {
                 self.head_buf.drain(..len);
                 continue;
             }
-            let response = self.translate()?;
+            let response = self.translate(self.head.status(), |_| false)?;
             self.body = match self.head.body() {
                 ResponseBody::None => BodyReader::none(),
                 ResponseBody::Length(n) => BodyReader::length(n),
@@ -187,9 +223,34 @@ impl ResponseSink {
         }
     }
 
-    /// The parsed head as an HTTP/2 response: status and end-to-end fields.
-    fn translate(&self) -> io::Result<Response<()>> {
-        let status = StatusCode::from_u16(self.head.status())
+    /// The `101` of `len` bytes that accepted the WebSocket: sends it as a `200` without
+    /// `sec-websocket-accept` (RFC 8441 §5; the relay checked it), and takes what followed as
+    /// the first tunnel bytes.
+    fn switch(&mut self, len: usize) -> io::Result<()> {
+        let response = self.translate(200, |name| name == SEC_WEBSOCKET_ACCEPT)?;
+        let State::Head(mut respond) = std::mem::replace(&mut self.state, State::Done) else {
+            unreachable!("switch runs in the Head state only")
+        };
+        let send = respond.send_response(response, false).map_err(reset)?;
+        self.state = State::Body(send);
+        self.body = BodyReader::until_close();
+        self.switched = true;
+        let rest = self.head_buf.split_off(len);
+        self.head_buf = Vec::new();
+        if !rest.is_empty() {
+            self.take_body(&rest)?;
+        }
+        Ok(())
+    }
+
+    /// The parsed head as an HTTP/2 response with `status`: its end-to-end fields but those
+    /// `skip` names.
+    fn translate(
+        &self,
+        status: u16,
+        skip: impl Fn(&HeaderName) -> bool,
+    ) -> io::Result<Response<()>> {
+        let status = StatusCode::from_u16(status)
             .map_err(|_| broken("a response status HTTP/2 cannot carry"))?;
         let mut response = Response::new(());
         *response.status_mut() = status;
@@ -200,6 +261,9 @@ impl ResponseSink {
             }
             let name = HeaderName::from_bytes(field.name(&self.head_buf))
                 .map_err(|_| broken("a response field name HTTP/2 cannot carry"))?;
+            if skip(&name) {
+                continue;
+            }
             let value = HeaderValue::from_bytes(field.value(&self.head_buf))
                 .map_err(|_| broken("a response field value HTTP/2 cannot carry"))?;
             headers.append(name, value);

@@ -6,6 +6,10 @@
 //! the session ends after exactly one exchange. A reset from the client (RST_STREAM) reads as a
 //! reset connection, so the session stops its exchange as it would for an HTTP/1.1 client that
 //! went away.
+//!
+//! A WebSocket stream (RFC 8441, `connect.rs`) reads as an upgrade request whose client sends
+//! nothing until the `101` went out; then as the tunnel's client end: its DATA, END_STREAM as
+//! the end of stream, and a shutdown of the writing side as END_STREAM.
 
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -14,9 +18,11 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use tern_h1::ResponseHead;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::connect::Handshake;
 use super::request_body::RequestSource;
 use super::response::ResponseSink;
 use crate::listen::client::ClientStream;
@@ -66,14 +72,22 @@ pub(crate) struct H2Stream {
     request: RequestSource,
     response: ResponseSink,
     conn: Rc<ConnInfo>,
+    /// The WebSocket handshake tern made with the server (RFC 8441 streams).
+    websocket: Option<Handshake>,
 }
 
 impl H2Stream {
-    pub(crate) fn new(request: RequestSource, response: ResponseSink, conn: Rc<ConnInfo>) -> Self {
+    pub(crate) fn new(
+        request: RequestSource,
+        response: ResponseSink,
+        conn: Rc<ConnInfo>,
+        websocket: Option<Handshake>,
+    ) -> Self {
         H2Stream {
             request,
             response,
             conn,
+            websocket,
         }
     }
 
@@ -113,6 +127,9 @@ impl AsyncRead for H2Stream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if this.response.is_switched() {
+            this.request.open_tunnel();
+        }
         if !this.request.is_done() {
             let before = buf.filled().len();
             std::task::ready!(this.request.poll_read(cx, buf))?;
@@ -120,7 +137,7 @@ impl AsyncRead for H2Stream {
                 return Poll::Ready(Ok(()));
             }
         }
-        if this.response.is_done() {
+        if this.response.is_done() || (this.response.is_switched() && this.request.is_done()) {
             // End of stream: the session's exchange is over.
             return Poll::Ready(Ok(()));
         }
@@ -149,6 +166,7 @@ impl AsyncWrite for H2Stream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.response.end_tunnel();
         std::task::ready!(this.response.poll_flush(cx))?;
         this.close();
         Poll::Ready(Ok(()))
@@ -188,5 +206,18 @@ impl ClientStream for H2Stream {
 
     fn sni(&self) -> Option<&str> {
         self.conn.sni.as_deref()
+    }
+
+    fn accepts_switch(&self, head: &ResponseHead, buf: &[u8]) -> bool {
+        let Some(handshake) = self.websocket else {
+            return true;
+        };
+        let mut accepts = head
+            .fields()
+            .iter()
+            .filter(|f| f.name(buf).eq_ignore_ascii_case(b"sec-websocket-accept"))
+            .map(|f| handshake.accepts(f.value(buf)));
+        // Exactly one field, with the value that answers the key (RFC 6455 §4.1).
+        accepts.next() == Some(true) && accepts.next().is_none()
     }
 }

@@ -17,6 +17,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use tern_h1::ResponseHead;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
@@ -68,6 +69,14 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// The server name the client sent in its TLS ClientHello (SNI).
     fn sni(&self) -> Option<&str> {
         None
+    }
+
+    /// Whether the server's `101` (its head `head`, parsed from `buf`) may turn this client into
+    /// a tunnel. An HTTP/1.1 client judges the `101` itself; an HTTP/2 stream carrying a
+    /// WebSocket cannot (RFC 8441: tern made the WebSocket key), so it checks the server's
+    /// `Sec-WebSocket-Accept` here (`http2/stream.rs`).
+    fn accepts_switch(&self, _head: &ResponseHead, _buf: &[u8]) -> bool {
+        true
     }
 
     /// Shuts down the sending direction of the socket (FIN), keeping the receiving one open.

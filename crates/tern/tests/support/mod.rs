@@ -17,6 +17,8 @@ pub mod config;
 pub mod process;
 /// Frontend TLS feature tests only; not re-exported (see the module docs).
 pub mod tls_client;
+/// WebSocket tests only; not re-exported.
+pub mod ws;
 
 pub use client::*;
 pub use config::*;

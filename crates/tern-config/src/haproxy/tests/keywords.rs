@@ -508,3 +508,28 @@ fn proto_h2_on_a_plain_bind_turns_on_h2c() {
     ));
     assert!(e.iter().any(|e| e.contains("proto fcgi")), "{e:?}");
 }
+
+#[test]
+fn h2_workaround_bogus_websocket_clients_turns_the_extended_connect_off() {
+    let c = convert(&format!(
+        "{HEAD}  option h2-workaround-bogus-websocket-clients\n\
+         frontend f\n  bind :80 proto h2\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_has(&c, "http2.websocket = false");
+    let v = validate(&c);
+    assert!(!v.frontends[0].http2.websocket);
+    assert!(v.frontends[0].http2.cleartext);
+
+    // `no option` in the frontend undoes the defaults' option; by default it is on.
+    let c = convert(&format!(
+        "{HEAD}  option h2-workaround-bogus-websocket-clients\n\
+         frontend f\n  bind :80\n  no option h2-workaround-bogus-websocket-clients\n\
+         default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(validate(&c).frontends[0].http2.websocket);
+    let c = convert(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(validate(&c).frontends[0].http2.websocket);
+}

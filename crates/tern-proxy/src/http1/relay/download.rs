@@ -62,7 +62,8 @@ impl<S: ClientStream> Relay<'_, S> {
     /// Interim responses (1xx) are dropped: tern answers `Expect` itself. A `101` is where the
     /// connection may stop being HTTP: it is the final head when it accepts an upgrade request
     /// (and names its protocol in `Upgrade`), and the relay then ends in [`End::Switched`]
-    /// once it is written; any other `101` is refused, since the client did not ask to switch.
+    /// once it is written; any other `101` is refused, since the client did not ask to switch,
+    /// as is one the client stream does not accept (`ClientStream::accepts_switch`).
     ///
     /// [`End::Switched`]: super::End::Switched
     fn read_head(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
@@ -85,6 +86,14 @@ impl<S: ClientStream> Relay<'_, S> {
                     Status::Complete(_) if conn.head.status() == 101 && !conn.head.upgrade() => {
                         return Err(Fault::BadResponse(H1Error::Malformed(
                             "101 Switching Protocols without Upgrade",
+                        )));
+                    }
+                    Status::Complete(_)
+                        if conn.head.status() == 101
+                            && !self.c.io.accepts_switch(&conn.head, conn.buf.data()) =>
+                    {
+                        return Err(Fault::BadResponse(H1Error::Malformed(
+                            "101 Switching Protocols with a wrong Sec-WebSocket-Accept",
                         )));
                     }
                     Status::Complete(n)
