@@ -118,7 +118,8 @@ pub struct TermArgs {
     /// Address to listen on (repeatable; port 0 picks a free port).
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<SocketAddr>,
-    /// Serve HTTPS with this PEM file (certificate chain and private key).
+    /// Serve HTTPS with this PEM file (certificate chain and private key); ALPN offers h2 and
+    /// http/1.1. A plain listener serves HTTP/2 to clients that open with its preface (h2c).
     #[arg(long, value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
     /// Number of threads, each with its own event loop and listening sockets.
