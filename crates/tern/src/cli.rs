@@ -31,7 +31,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
     Term(TermArgs),
-    /// Generate HTTP/1.1 or HTTPS load and report rates, latencies and CPU;
+    /// Generate HTTP/1.1, HTTP/2 (--h2) or HTTPS load and report rates, latencies and CPU;
     /// `tern bench suite SCENARIO` runs a side-by-side scenario and writes a report.
     Bench(Box<BenchCommand>),
     /// Measure the TLS provider's crypto and in-memory handshake speed (like `openssl speed`).
