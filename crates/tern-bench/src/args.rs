@@ -43,6 +43,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PER_SECOND", value_parser = parse_rate, help_heading = LOAD)]
     pub rate: Option<f64>,
 
+    /// Speak HTTP/2: ALPN h2 over TLS (https://, offered alone unless --alpn says otherwise),
+    /// prior knowledge (h2c) on http:// URLs. Closed loop only (no --rate); the reference
+    /// probe stays on HTTP/1.1.
+    #[arg(long, help_heading = LOAD)]
+    pub h2: bool,
+
+    /// With --h2: streams each connection keeps in flight, like h2load -m; the concurrency is
+    /// -c × -m requests.
+    #[arg(short = 'm', long, default_value_t = 1, requires = "h2",
+          value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = LOAD)]
+    pub streams: u32,
+
     /// Requests per connection: 1 = a new connection and full handshake per request,
     /// 0 = keep-alive for the whole run. The last request of a connection says `Connection: close`.
     #[arg(long, default_value_t = 0, help_heading = LOAD)]
@@ -128,8 +140,8 @@ pub struct BenchArgs {
           value_name = "LIST", help_heading = TLS)]
     pub sigalgs: Vec<SigAlg>,
 
-    /// ALPN protocols to offer, comma-separated, e.g. http/1.1; default: no ALPN extension. The
-    /// generator speaks HTTP/1.1 only.
+    /// ALPN protocols to offer, comma-separated, e.g. http/1.1; default: no ALPN extension, or
+    /// h2 with --h2 (which needs h2 in the list).
     #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = TLS)]
     pub alpn: Vec<String>,
 
@@ -191,6 +203,15 @@ impl BenchArgs {
         T: Into<std::ffi::OsString> + Clone,
     {
         Standalone::try_parse_from(args).map(|s| s.args)
+    }
+
+    /// The ALPN protocols the main load offers: `--alpn`, or `h2` alone with `--h2`.
+    pub fn offered_alpn(&self) -> Vec<String> {
+        if self.h2 && self.alpn.is_empty() {
+            vec!["h2".to_owned()]
+        } else {
+            self.alpn.clone()
+        }
     }
 
     /// The resumption share in effect: 0 without `--resume`, else `--resume-ratio` or 1.

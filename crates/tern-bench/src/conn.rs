@@ -5,6 +5,7 @@
 //! when a request starts and from which instant its latency is measured. Every step is bounded
 //! by the request's time limit; a failure is counted once, by kind, and the connection dropped.
 
+mod poll_io;
 mod tls_io;
 
 use std::cell::RefCell;
@@ -42,14 +43,22 @@ impl Ctx {
     }
 }
 
-/// A plain or TLS connection.
+/// A plain or TLS connection (`AsyncRead`/`AsyncWrite` in `poll_io.rs`, for HTTP/2).
 #[derive(Debug)]
-enum Stream {
+pub(crate) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsConn>),
 }
 
 impl Stream {
+    /// The protocol the server chose by ALPN (TLS only).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(tls) => tls.rustls().alpn_protocol(),
+        }
+    }
+
     /// Writes all of `data` (encrypted for TLS).
     async fn send(&mut self, data: &[u8]) -> io::Result<()> {
         match self {
@@ -78,7 +87,7 @@ pub(crate) struct Conn {
 
 /// Keeps the active-connections gauge: +1 on creation, −1 on drop.
 #[derive(Debug)]
-struct Active(Rc<Ctx>);
+pub(crate) struct Active(Rc<Ctx>);
 
 impl Active {
     fn new(ctx: &Rc<Ctx>) -> Self {
@@ -115,9 +124,29 @@ pub(crate) enum Outcome {
     Failed,
 }
 
+/// Connects (and handshakes) for an HTTP/1.1 exchange; `None` after a counted failure or when
+/// the run must abort.
+pub(crate) async fn open(ctx: &Rc<Ctx>, limit: Instant) -> Option<Conn> {
+    let Link { stream, active } = establish(ctx, limit).await?;
+    Some(Conn {
+        stream,
+        buf: Buffer::new(ctx.buffers.borrow_mut().pop()),
+        sent: 0,
+        active,
+    })
+}
+
+/// An established connection of either protocol, counted as active while it lives.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub stream: Stream,
+    /// Keeps the connection counted as active; drop it with the connection.
+    pub active: Active,
+}
+
 /// Connects (and handshakes), timing and counting each step; `None` after a counted failure
 /// or when the run must abort.
-pub(crate) async fn open(ctx: &Rc<Ctx>, limit: Instant) -> Option<Conn> {
+pub(crate) async fn establish(ctx: &Rc<Ctx>, limit: Instant) -> Option<Link> {
     let plan = &ctx.plan;
     let started = Instant::now();
     let tcp = match timeout_at(limit.into(), TcpStream::connect(plan.addr)).await {
@@ -141,12 +170,7 @@ pub(crate) async fn open(ctx: &Rc<Ctx>, limit: Instant) -> Option<Conn> {
         }
         _ => Stream::Plain(tcp),
     };
-    Some(Conn {
-        stream,
-        buf: Buffer::new(ctx.buffers.borrow_mut().pop()),
-        sent: 0,
-        active,
-    })
+    Some(Link { stream, active })
 }
 
 fn failed<T>(ctx: &Ctx, kind: ErrorKind) -> Option<T> {

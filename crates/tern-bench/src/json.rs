@@ -109,6 +109,8 @@ fn settings(report: &Report) -> Value {
         "load": set.load(),
         "rate": set.rate,
         "connections_configured": set.connections,
+        "protocol": set.protocol(),
+        "streams_per_conn": set.streams,
         "requests_per_conn": set.requests_per_conn,
         "duration_s": set.duration.as_secs_f64(),
         "warmup_s": set.warmup.as_secs_f64(),

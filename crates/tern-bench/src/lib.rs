@@ -1,5 +1,5 @@
-//! `tern bench`: an HTTP/1.1 and HTTPS load generator built to measure TLS load balancers
-//! honestly.
+//! `tern bench`: an HTTP/1.1, HTTP/2 and HTTPS load generator built to measure TLS load
+//! balancers honestly.
 //!
 //! Why our own generator: the usual tools resume TLS sessions without saying so (oha), drop slow
 //! responses from their percentiles (wrk), hide queueing behind a closed loop (coordinated
@@ -20,7 +20,8 @@
 //!   marks a run invalid when it saturates its CPUs or when the per-second rates are not flat.
 //!
 //! Layout: options in [`args`]; the TLS client in `tls`; the timeline and shared plan in `plan`;
-//! a connection's steps in `conn`; the closed loop in `closed`, the open loop in `arrivals`
+//! a connection's steps in `conn`; HTTP/2 (`--h2`, streams per connection) in `http2`; the
+//! closed loop in `closed`, the open loop in `arrivals`
 //! (with the precise `timer`); threads in `worker`; supervision (CPU sampling, progress, stop) in
 //! `engine`; measurement in [`stats`], [`series`] and [`latency`]; the verdict in [`validity`];
 //! output in [`report`] (text) and `json` (schema in JSON.md).
@@ -43,6 +44,7 @@ mod arrivals;
 mod closed;
 mod conn;
 mod engine;
+mod http2;
 mod json;
 mod plan;
 mod setup;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::http2::H2Plan;
 use crate::tls::TlsSetup;
 
 /// Most stairs of a ramp.
@@ -166,6 +167,8 @@ pub struct Plan {
     pub control: Arc<Control>,
     /// Whether a resumed handshake is expected (`--resume`) or aborts the run.
     pub resumption: bool,
+    /// HTTP/2 (`--h2`): the request and the streams per connection; `None` for HTTP/1.1.
+    pub h2: Option<Arc<H2Plan>>,
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub struct Settings {
     pub target: String,
     /// Concurrent connections (closed loop) or the connection cap (open loop).
     pub connections: u32,
+    /// HTTP/2 (`--h2`): streams in flight per connection; `None` for HTTP/1.1.
+    pub streams: Option<u32>,
     /// Requests per connection (0 = unlimited keep-alive).
     pub requests_per_conn: u64,
     /// Client threads.
@@ -65,6 +67,14 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// "HTTP/2" or "HTTP/1.1".
+    pub fn protocol(&self) -> &'static str {
+        match self.streams {
+            Some(_) => "HTTP/2",
+            None => "HTTP/1.1",
+        }
+    }
+
     /// "open" or "closed".
     pub fn load(&self) -> &'static str {
         if self.rate.is_some() {

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::args::{value_name, BenchArgs, Target, TlsVersion};
 use crate::engine::{Collected, Setup};
+use crate::http2::H2Plan;
 use crate::plan::{Control, Load, Plan, Timeline};
 use crate::report::{cpu_capacity, Report, Settings};
 use crate::system::System;
@@ -32,6 +33,7 @@ pub(crate) fn prepare(args: &BenchArgs) -> Result<Prepared, BenchError> {
             "--resume needs an https:// URL".to_owned(),
         ));
     }
+    check_h2(args)?;
     let sni = args.sni.as_deref().unwrap_or(&target.host);
     let main = endpoint(args, target, sni, true)?;
     let probe = match &args.ref_url {
@@ -46,7 +48,12 @@ pub(crate) fn prepare(args: &BenchArgs) -> Result<Prepared, BenchError> {
         Some(rate) => Load::Open { rate },
         None => Load::Closed,
     };
-    let main = start.plan(args, main, load, args.requests_per_conn);
+    let mut main = start.plan(args, main, load, args.requests_per_conn);
+    if args.h2 {
+        let h2 = H2Plan::new(target, args.streams)
+            .ok_or_else(|| BenchError::Options(format!("--h2: {target} is not a valid URI")))?;
+        main.h2 = Some(Arc::new(h2));
+    }
     let threads = args.threads.min(args.connections);
     let cpus = args.cpus.as_ref().map(|c| c.0.clone()).unwrap_or_default();
     let shares = shares(args.connections, threads, &cpus);
@@ -71,6 +78,21 @@ pub(crate) fn prepare(args: &BenchArgs) -> Result<Prepared, BenchError> {
         },
         capacity,
     })
+}
+
+/// `--h2` drives a closed loop and needs h2 among the ALPN protocols offered.
+fn check_h2(args: &BenchArgs) -> Result<(), BenchError> {
+    if !args.h2 {
+        return Ok(());
+    }
+    let refuse = |why: &str| Err(BenchError::Options(format!("--h2 {why}")));
+    if args.rate.is_some() || args.slo.find_max {
+        return refuse("has no open loop yet: use -c and -m, not --rate or --find-max");
+    }
+    if args.url.tls && !args.offered_alpn().iter().any(|p| p == "h2") {
+        return refuse("needs h2 among the --alpn protocols");
+    }
+    Ok(())
 }
 
 /// Where one stream of load goes.
@@ -119,6 +141,7 @@ impl Start {
             timeline: self.timeline,
             control: self.control.clone(),
             resumption: to.resumption,
+            h2: None,
         }
     }
 }
@@ -181,6 +204,7 @@ fn settings(args: &BenchArgs) -> Settings {
     Settings {
         target: target.to_string(),
         connections: args.connections,
+        streams: args.h2.then_some(args.streams),
         requests_per_conn: args.requests_per_conn,
         threads: args.threads.min(args.connections),
         cpus: args.cpus.as_ref().map(|c| c.0.clone()).unwrap_or_default(),
@@ -195,7 +219,7 @@ fn settings(args: &BenchArgs) -> Settings {
         key_share_reuse: args.key_share_reuse,
         ciphers: args.ciphers.clone(),
         sigalgs: args.sigalgs.iter().map(value_name).collect(),
-        alpn: args.alpn.clone(),
+        alpn: args.offered_alpn(),
         sni: target
             .tls
             .then(|| args.sni.clone().unwrap_or_else(|| target.host.clone())),

@@ -62,8 +62,9 @@ pub(crate) struct TlsSetup {
 }
 
 impl TlsSetup {
-    /// Builds the configuration described by `args` for a server called `name` (SNI); resumption
-    /// only if `allow_resume` (the reference probe never resumes).
+    /// Builds the configuration described by `args` for a server called `name` (SNI); for the
+    /// main load if `allow_resume` (resumption and `--h2`'s ALPN apply), else for the reference
+    /// probe, which never resumes and speaks HTTP/1.1 (never offers h2).
     pub fn new(args: &BenchArgs, name: &str, allow_resume: bool) -> Result<Self, BenchError> {
         let name = name.to_owned();
         let server_name =
@@ -81,8 +82,12 @@ impl TlsSetup {
                     .to_owned(),
             ));
         }
+        let alpn = match allow_resume {
+            true => args.offered_alpn(),
+            false => args.alpn.iter().filter(|p| *p != "h2").cloned().collect(),
+        };
         Ok(Self {
-            full: Arc::new(client_config(args)?),
+            full: Arc::new(client_config(args, &alpn)?),
             server_name,
             resume,
         })
@@ -229,8 +234,8 @@ impl ClientSessionStore for CountingStore {
     }
 }
 
-/// Builds the full-handshake client configuration described by `args`.
-pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
+/// Builds the full-handshake client configuration described by `args`, offering `alpn`.
+pub fn client_config(args: &BenchArgs, alpn: &[String]) -> Result<ClientConfig, BenchError> {
     let provider = Arc::new(provider(&args.groups, &args.ciphers, args.key_share_reuse)?);
     let versions: &[&'static rustls::SupportedProtocolVersion] = match args.tls_version {
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
@@ -249,7 +254,7 @@ pub fn client_config(args: &BenchArgs) -> Result<ClientConfig, BenchError> {
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
-    config.alpn_protocols = args.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+    config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
     // No session cache, no tickets, no early data (rustls' default): every handshake is full,
     // and the server is told not to bother with tickets (see the module docs).
     config.resumption = Resumption::disabled();

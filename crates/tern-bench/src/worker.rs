@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::arrivals::{OpenLoop, Schedule};
-use crate::closed;
 use crate::conn::Ctx;
 use crate::plan::{Load, Plan};
 use crate::stats::{Live, Stats};
 use crate::BenchError;
+use crate::{closed, http2};
 
 /// One thread's part of the load.
 #[derive(Debug, Clone, Copy)]
@@ -104,7 +104,13 @@ fn drive(plan: &Arc<Plan>, share: Share, published: &Arc<Published>) -> Result<S
             Load::Closed => {
                 for j in 0..share.connections {
                     let begin = timeline.client_start(j, share.connections);
-                    tokio::task::spawn_local(closed::client(ctx.clone(), begin));
+                    match &plan.h2 {
+                        None => tokio::task::spawn_local(closed::client(ctx.clone(), begin)),
+                        Some(h2) => {
+                            let client = http2::client(ctx.clone(), begin, h2.clone());
+                            tokio::task::spawn_local(client)
+                        }
+                    };
                 }
             }
             Load::Open { rate } => {

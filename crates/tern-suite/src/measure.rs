@@ -100,6 +100,7 @@ pub fn bench_args(spec: &LoadSpec<'_>, caps: Capabilities) -> (Vec<String>, Vec<
         }
     };
     push("-c", connections.to_string());
+
     push("--requests-per-conn", w.requests_per_conn.to_string());
     push("--duration", secs(spec.duration));
     if !w.ramp.is_zero() {
@@ -132,6 +133,9 @@ pub fn bench_args(spec: &LoadSpec<'_>, caps: Capabilities) -> (Vec<String>, Vec<
         } else {
             pending.push("reference probe: this tern bench has no --ref-url/--ref-rate".to_owned());
         }
+    }
+    if let Some(streams) = w.h2_streams {
+        a.extend(["--h2".to_owned(), "-m".to_owned(), streams.to_string()]);
     }
     (a, pending)
 }

@@ -47,18 +47,35 @@ const fn fill_chunk() -> [u8; CHUNK] {
 static FILL: [u8; CHUNK] = fill_chunk();
 
 /// Set by an `x=N` body once its N bytes are out; read by the connection's I/O wrapper.
+///
+/// On HTTP/2 ([`AbortFlag::per_stream`]) only the stream is cut: the body fails instead of
+/// parking, and hyper resets the stream.
 #[derive(Debug, Default)]
-pub(crate) struct AbortFlag(AtomicBool);
+pub(crate) struct AbortFlag {
+    raised: AtomicBool,
+    per_stream: bool,
+}
 
 impl AbortFlag {
+    /// A flag whose bodies end their stream with an error instead of raising it.
+    pub(crate) fn per_stream() -> Self {
+        Self {
+            raised: AtomicBool::new(false),
+            per_stream: true,
+        }
+    }
+
     pub(crate) fn raise(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.raised.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn is_raised(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.raised.load(Ordering::Relaxed)
     }
 }
+
+/// Why a body ended early: `x=N` on HTTP/2, or the echoed request body broke.
+pub(crate) type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug)]
 enum Kind {
@@ -130,7 +147,7 @@ impl TermBody {
         self.size_hint().exact()
     }
 
-    fn count(&self, data: Bytes) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    fn count(&self, data: Bytes) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         Counters::add(&self.counters.bytes_sent, data.len() as u64);
         Poll::Ready(Some(Ok(Frame::data(data))))
     }
@@ -138,12 +155,12 @@ impl TermBody {
 
 impl Body for TermBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BodyError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
         match &mut this.kind {
             Kind::Empty => Poll::Ready(None),
@@ -161,6 +178,9 @@ impl Body for TermBody {
                     return this.count(Bytes::from_static(&FILL[..n as usize]));
                 }
                 match abort {
+                    Some(flag) if flag.per_stream => {
+                        Poll::Ready(Some(Err("x=N: stream cut on purpose".into())))
+                    }
                     Some(flag) => {
                         flag.raise();
                         // No wake-up needed: hyper flushes right after this poll, and that
@@ -173,7 +193,7 @@ impl Body for TermBody {
             Kind::Echo(request) => loop {
                 match std::task::ready!(Pin::new(&mut *request).poll_frame(cx)) {
                     None => return Poll::Ready(None),
-                    Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                    Some(Err(e)) => return Poll::Ready(Some(Err(e.into()))),
                     Some(Ok(frame)) => {
                         // Request trailers are dropped: only data is echoed.
                         if let Ok(data) = frame.into_data() {
@@ -259,5 +279,15 @@ mod tests {
         assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
         assert!(flag.is_raised());
         assert!(!body.is_end_stream());
+    }
+
+    #[tokio::test]
+    async fn per_stream_abort_fails_the_body_after_its_bytes() {
+        let flag = Arc::new(AbortFlag::per_stream());
+        let mut body = TermBody::fill(1000, Some((10, flag.clone())), false, counters());
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(first.len(), 10);
+        assert!(body.frame().await.unwrap().is_err());
+        assert!(!flag.is_raised());
     }
 }

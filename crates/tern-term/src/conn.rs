@@ -1,5 +1,6 @@
 //! One accepted connection: optional PROXY protocol header, optional TLS handshake, then
-//! hyper's HTTP/1.1 server.
+//! hyper's HTTP/1.1 server, or HTTP/2 (`h2.rs`) when TLS negotiated ALPN `h2` or a plain
+//! connection opens with the client preface (`preface.rs`).
 //!
 //! Why an I/O wrapper: `x=N` must cut the connection only after its N bytes reached the
 //! socket (see `body.rs`). [`AbortIo`] is the one place that knows a flush completed, so it
@@ -20,12 +21,14 @@ use tokio::sync::watch;
 
 use crate::body::AbortFlag;
 use crate::proxy_header::{self, Proxied};
-use crate::respond;
 use crate::worker::WorkerCtx;
-use crate::Counters;
+use crate::{h2, preface, respond, Counters};
 
 /// A TLS handshake (or a PROXY header) slower than this is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A plain connection that sends no first bytes for this long is dropped (hyper's HTTP/1.1
+/// header timeout, which the preface check comes before).
+const FIRST_BYTES_TIMEOUT: Duration = crate::worker::HEAD_TIMEOUT;
 
 /// Serves one accepted connection until it ends or the worker stops.
 pub(crate) async fn serve(
@@ -58,7 +61,7 @@ pub(crate) async fn serve(
         None
     };
     let Some(acceptor) = ctx.tls.clone() else {
-        return serve_http(stream, ctx, proxied, stop).await;
+        return serve_plain(stream, ctx, proxied, stop).await;
     };
     let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
     let tls = tokio::select! {
@@ -73,7 +76,11 @@ pub(crate) async fn serve(
                 _ => &ctx.counters.tls_full,
             };
             Counters::add(counter, 1);
-            serve_http(tls, ctx, proxied, stop).await
+            if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                h2::serve(tls, ctx, proxied, stop).await
+            } else {
+                serve_http(tls, ctx, proxied, stop).await
+            }
         }
         Ok(Err(e)) => {
             Counters::add(&ctx.counters.tls_failures, 1);
@@ -83,6 +90,34 @@ pub(crate) async fn serve(
             Counters::add(&ctx.counters.tls_failures, 1);
             tracing::debug!("term: TLS handshake timed out");
         }
+    }
+}
+
+/// A plain connection: HTTP/2 if it opens with the client preface, else HTTP/1.1.
+async fn serve_plain(
+    mut stream: TcpStream,
+    ctx: Arc<WorkerCtx>,
+    proxied: Option<Proxied>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let first = tokio::time::timeout(FIRST_BYTES_TIMEOUT, preface::read(&mut stream));
+    let read = tokio::select! {
+        r = first => r,
+        _ = stop.changed() => return,
+    };
+    let (is_h2, bytes) = match read {
+        Ok(Ok(read)) => read,
+        Ok(Err(e)) => {
+            tracing::debug!("term: reading the first bytes: {e}");
+            return;
+        }
+        Err(_) => return,
+    };
+    let stream = preface::Rewind::new(bytes, stream);
+    if is_h2 {
+        h2::serve(stream, ctx, proxied, stop).await
+    } else {
+        serve_http(stream, ctx, proxied, stop).await
     }
 }
 

@@ -1,4 +1,5 @@
-//! `tern term`: the query-parameter-driven HTTP/1.1 test backend (like HAProxy's httpterm).
+//! `tern term`: the query-parameter-driven HTTP/1.1 and HTTP/2 test backend (like HAProxy's
+//! httpterm).
 //!
 //! Why it exists: tern's integration tests, `tern demo` and the benchmarks need a backend whose
 //! every response is predictable from the request alone, that can misbehave on demand (delays,
@@ -21,6 +22,12 @@
 //! | none | a small HTML page naming the server |
 //!
 //! Every response carries `x-term-server: NAME` and `content-type`; HEAD gets GET's headers.
+//!
+//! HTTP/2 (`h2.rs`): a TLS connection that negotiated ALPN `h2` (offer it in the
+//! [`TermOptions::tls`] configuration, as `tern term --tls-cert` does) and a plain connection
+//! that opens with the HTTP/2 client preface (h2c with prior knowledge, detected in
+//! `preface.rs`) are served over HTTP/2 with the same parameters, one response per stream;
+//! on HTTP/2 `k=0` has no effect and `x=N` resets the stream instead of closing the connection.
 //! With [`TermOptions::accept_proxy`], every connection must open with a PROXY protocol header
 //! (v1 or v2), and every response on it says what the header said: `x-proxy-version` (`1` or
 //! `2`), `x-proxy-src` and `x-proxy-dst` (`IP:PORT`, or `unknown`, or `local` for v2 LOCAL).
@@ -34,7 +41,9 @@
 
 mod body;
 mod conn;
+mod h2;
 mod listener;
+mod preface;
 mod proxy_header;
 mod query;
 mod respond;
@@ -141,6 +150,8 @@ pub struct TermStats {
     pub tls_resumed: u64,
     /// TLS handshakes that failed or timed out.
     pub tls_failures: u64,
+    /// Connections served over HTTP/2 (ALPN `h2` or the h2c preface).
+    pub http2: u64,
 }
 
 /// One worker's counters, alone on its cache lines so threads never write a shared line.
@@ -153,6 +164,7 @@ pub(crate) struct Counters {
     pub(crate) tls_full: AtomicU64,
     pub(crate) tls_resumed: AtomicU64,
     pub(crate) tls_failures: AtomicU64,
+    pub(crate) http2: AtomicU64,
 }
 
 impl Counters {
@@ -192,6 +204,7 @@ impl TermHandle {
             s.tls_full += c.tls_full.load(Ordering::Relaxed);
             s.tls_resumed += c.tls_resumed.load(Ordering::Relaxed);
             s.tls_failures += c.tls_failures.load(Ordering::Relaxed);
+            s.http2 += c.http2.load(Ordering::Relaxed);
         }
         s
     }

@@ -26,13 +26,14 @@ use tokio_rustls::TlsAcceptor;
 use crate::{conn, respond, Counters, TermError, GRACE};
 
 /// Closes a connection idle (or sending its head) for this long.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause after an accept error such as "too many open files", so it does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What every connection of one worker reads.
 pub(crate) struct WorkerCtx {
     pub(crate) http: http1::Builder,
+    pub(crate) h2: hyper::server::conn::http2::Builder<hyper_util::rt::TokioExecutor>,
     pub(crate) tls: Option<TlsAcceptor>,
     /// Connections open with a PROXY protocol header.
     pub(crate) accept_proxy: bool,
@@ -77,6 +78,7 @@ pub(crate) fn spawn(setup: Setup) -> Result<(JoinHandle<()>, watch::Sender<bool>
     };
     let ctx = Arc::new(WorkerCtx {
         http: http_builder(),
+        h2: crate::h2::builder(),
         tls: setup.tls.map(TlsAcceptor::from),
         accept_proxy: setup.accept_proxy,
         name: HeaderValue::from_maybe_shared(Bytes::copy_from_slice(setup.name.as_bytes()))

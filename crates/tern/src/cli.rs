@@ -31,7 +31,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the test backend: responses chosen by query parameters (?s=size&t=ms&r=status&k=0).
     Term(TermArgs),
-    /// Generate HTTP/1.1 or HTTPS load and report rates, latencies and CPU;
+    /// Generate HTTP/1.1, HTTP/2 (--h2) or HTTPS load and report rates, latencies and CPU;
     /// `tern bench suite SCENARIO` runs a side-by-side scenario and writes a report.
     Bench(Box<BenchCommand>),
     /// Measure the TLS provider's crypto and in-memory handshake speed (like `openssl speed`).
@@ -118,7 +118,8 @@ pub struct TermArgs {
     /// Address to listen on (repeatable; port 0 picks a free port).
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<SocketAddr>,
-    /// Serve HTTPS with this PEM file (certificate chain and private key).
+    /// Serve HTTPS with this PEM file (certificate chain and private key); ALPN offers h2 and
+    /// http/1.1. A plain listener serves HTTP/2 to clients that open with its preface (h2c).
     #[arg(long, value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
     /// Number of threads, each with its own event loop and listening sockets.

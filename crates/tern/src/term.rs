@@ -41,13 +41,14 @@ pub fn main(args: &TermArgs) -> anyhow::Result<()> {
     handle.shutdown();
     println!(
         "stats: term connections={} requests={} bytes_sent={} tls_full={} tls_resumed={} \
-         tls_failures={}",
+         tls_failures={} http2={}",
         stats.connections,
         stats.requests,
         stats.bytes_sent,
         stats.tls_full,
         stats.tls_resumed,
-        stats.tls_failures
+        stats.tls_failures,
+        stats.http2
     );
     Ok(())
 }

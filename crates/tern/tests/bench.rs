@@ -1,6 +1,6 @@
 //! `tern bench` against the real `tern run`: the full and resumed handshakes the generator
 //! reports agree with tern's own counters (`stats:` lines), and an interrupt ends a run with a
-//! partial report.
+//! partial report; `--h2` against `tern term`, checked against h2load.
 
 #![allow(clippy::unwrap_used)]
 
@@ -161,6 +161,8 @@ fn help_names_the_load_generator_options() {
         "--cipher",
         "--ref-url",
         "--ref-rate",
+        "--h2",
+        "--streams",
         "--json",
         "--quiet",
     ] {
@@ -193,4 +195,94 @@ fn with_many_connections_every_connection_after_the_first_round_resumes() {
     // that comes back is kept for the next connection (rustls' own cache keeps 8 per server).
     assert!(full <= 24 + 2, "{full} full, {resumed} resumed");
     assert!(resumed > full, "{full} full, {resumed} resumed");
+}
+
+/// `h2load`'s summary: (succeeded, failed) from `requests: N total, … N succeeded, N failed`.
+fn h2load(args: &[&str]) -> (u64, u64, String) {
+    let out = std::process::Command::new("h2load")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("requests:"))
+        .unwrap_or_else(|| panic!("no h2load summary: {text}"))
+        .to_owned();
+    let count = |word: &str| -> u64 {
+        let at = line.find(word).unwrap();
+        line[..at]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (count(" succeeded"), count(" failed"), text)
+}
+
+/// `tern bench --h2` and h2load against the same `tern term`, h2c and TLS: both see every
+/// request succeed, and the term's own counters account for both clients' requests and
+/// HTTP/2 connections.
+#[test]
+fn h2_bench_and_h2load_agree_on_tern_term() {
+    let dir = temp_dir("bench-h2");
+    let cert = write_cert(&dir, "term", KeyKind::EcdsaP256);
+    for tls in [false, true] {
+        let term = match tls {
+            false => Term::start("h2c"),
+            true => Term::start_with("h2tls", &["--tls-cert", &cert]),
+        };
+        let url = match tls {
+            false => format!("http://{}/?s=1k", term.addr),
+            true => format!("https://localhost:{}/?s=1k", term.addr.port()),
+        };
+        let json = dir.join("h2.json");
+        let args = [
+            "bench",
+            &url,
+            "--h2",
+            "-c",
+            "2",
+            "-m",
+            "8",
+            "-d",
+            "1",
+            "--warmup",
+            "0",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        let done = tern_finish(&args, Duration::from_secs(30));
+        assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
+        assert!(
+            done.stdout.contains("× 8 HTTP/2 streams"),
+            "{}",
+            done.stdout
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let requests = report["requests"].as_u64().unwrap();
+        assert!(requests > 100, "{report}");
+        assert_eq!(report["errors_total"], 0, "{report}");
+        assert_eq!(report["connections"], 2, "{report}");
+        assert_eq!(report["bytes"].as_u64().unwrap(), requests * 1024);
+        if tls {
+            assert_eq!(report["tls"]["alpn"], "h2", "{report}");
+        }
+        let h2load_url = url.replace("localhost", "127.0.0.1");
+        let (ok, failed, text) =
+            h2load(&["-n", "1000", "-c", "2", "-m", "8", "-T", "10", &h2load_url]);
+        assert_eq!((ok, failed), (1000, 0), "{text}");
+        let served = term.stop_counters();
+        assert_eq!(served["http2"], 4, "{served:?}");
+        // The term answered every request both clients counted, and at most the generator's
+        // streams in flight at its deadline more.
+        let both = requests + 1000;
+        assert!(
+            (both..=both + 16).contains(&served["requests"]),
+            "{served:?} vs {both}"
+        );
+    }
 }

@@ -165,3 +165,69 @@ fn dry_run_prints_configurations_and_starts_nothing() {
     );
     assert!(!out.exists(), "a dry run writes nothing");
 }
+
+/// The HTTP/2 workload of bench/scenarios/h2.toml at test size: tern (and HAProxy when
+/// installed) behind `tern bench --h2`, over TLS with ALPN h2.
+const TINY_H2: &str = r#"
+[scenario]
+name = "tiny-h2"
+title = "Tiny HTTP/2 test"
+targets = ["tern"]
+optional = ["haproxy"]
+
+[cpus]
+target = [0]
+client = [0]
+backends = [0]
+
+[backends]
+count = 1
+
+[[workload]]
+name = "h2"
+path = "/?s=1k"
+cert = "ecdsa"
+version = "1.3"
+suite = "TLS_AES_128_GCM_SHA256"
+h2 = true
+streams = 8
+concurrency = 2
+duration = "1s"
+warmup = "200ms"
+runs = 1
+"#;
+
+#[test]
+fn suite_runs_an_http2_scenario_side_by_side() {
+    let dir = temp_dir("suite-h2");
+    let scenario = write_scenario(&dir, TINY_H2);
+    let out = dir.join("out");
+    let done = tern_finish(
+        &["bench", "suite", &scenario, "--out", out.to_str().unwrap()],
+        Duration::from_secs(90),
+    );
+    assert_eq!(done.code, Some(0), "{done:?}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("HTTP/2, 8 streams per connection"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let runs = json["workloads"][0]["runs"].as_array().unwrap();
+    let targets: Vec<&str> = runs.iter().filter_map(|r| r["target"].as_str()).collect();
+    assert!(targets.contains(&"tern"), "{json}");
+    if have("haproxy") {
+        assert!(targets.contains(&"haproxy"), "{json}");
+    }
+    for run in runs {
+        let outcome = &run["outcome"];
+        assert_eq!(outcome["status"], "measured", "{outcome}");
+        let client = &outcome["client"];
+        assert!(client["requests"].as_u64().unwrap() > 0, "{client}");
+        assert_eq!(client["errors"], 0, "{client}");
+        // Every target negotiated h2: the generator refuses any other ALPN answer.
+        let bench = &client["bench"];
+        assert_eq!(bench["tls"]["alpn"], "h2", "{bench}");
+        assert_eq!(bench["settings"]["protocol"], "HTTP/2", "{bench}");
+        assert_eq!(bench["settings"]["streams_per_conn"], 8, "{bench}");
+        assert_eq!(client["full_handshakes"], 2, "{client}");
+    }
+}

@@ -93,6 +93,7 @@ fn run(addr: SocketAddr, load: Load, connections: u32, secs: f64, timeout: f64) 
         keep_alive_request: http1::request(&target, false),
         close_request: http1::request(&target, true),
         requests_per_conn: 0,
+        h2: None,
         timeout: Duration::from_secs_f64(timeout),
         load,
         timeline,

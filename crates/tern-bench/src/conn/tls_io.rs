@@ -17,12 +17,12 @@ use tokio::net::TcpStream;
 /// A TLS client connection over TCP.
 #[derive(Debug)]
 pub(crate) struct TlsConn {
-    tcp: TcpStream,
-    conn: ClientConnection,
+    pub(super) tcp: TcpStream,
+    pub(super) conn: ClientConnection,
 }
 
 /// `io::Read` for `read_tls`: one non-blocking read.
-struct TryRead<'a>(&'a TcpStream);
+pub(super) struct TryRead<'a>(pub(super) &'a TcpStream);
 
 impl Read for TryRead<'_> {
     /// A read that did not fill `buf` drained the socket: its readiness is cleared then (as
@@ -48,7 +48,7 @@ impl Read for TryRead<'_> {
 }
 
 /// `io::Write` for `write_tls`: one non-blocking (vectored) write.
-struct TryWrite<'a>(&'a TcpStream);
+pub(super) struct TryWrite<'a>(pub(super) &'a TcpStream);
 
 impl Write for TryWrite<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -33,6 +33,7 @@ pub(crate) fn sample_report() -> Report {
         settings: Settings {
             target: "http://a\"b/".into(),
             connections: 1,
+            streams: None,
             requests_per_conn: 0,
             threads: 1,
             cpus: vec![1],

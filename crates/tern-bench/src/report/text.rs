@@ -61,6 +61,10 @@ impl Report {
             ),
             None => format!("closed loop, {} connections", set.connections),
         };
+        let load = match set.streams {
+            Some(m) => format!("{load} × {m} HTTP/2 streams"),
+            None => load,
+        };
         let per_conn = match set.requests_per_conn {
             0 => "unlimited".to_owned(),
             n => n.to_string(),

@@ -113,3 +113,22 @@ fn the_percentile_curve_climbs_to_six_nines() {
     assert_eq!(p.count, 100_000);
     assert!(curve(&Histogram::<u64>::new(3).unwrap()).is_empty());
 }
+
+#[test]
+fn http2_workloads_ask_for_h2_and_streams() {
+    let text = "[scenario]\nname = \"m\"\ntargets = [\"tern\"]\n[[workload]]\nname = \"w\"\n\
+                cert = \"ecdsa\"\nh2 = true\nstreams = 32\nconcurrency = 16\n";
+    let host = Host {
+        cpus: vec![0, 1],
+        ..Host::default()
+    };
+    let s = scenario::parse(text, Path::new("m.toml"), &host).unwrap();
+    let (args, _) = bench_args(&spec(&s.workloads[0], &[1]), capabilities());
+    let line = args.join(" ");
+    assert!(
+        line.contains("-c 16 ") && line.ends_with(" --h2 -m 32"),
+        "{line}"
+    );
+    let parsed = parse(&args).unwrap();
+    assert!(parsed.h2 && parsed.streams == 32);
+}

@@ -119,6 +119,10 @@ pub fn settings(w: &Workload, monitor_uri: &str, client_cpus: &[usize]) -> Strin
         1 => "1 request per connection".to_owned(),
         n => format!("{n} requests per connection"),
     };
+    let conn = match w.h2_streams {
+        Some(m) => format!("HTTP/2, {m} streams per connection, {conn}"),
+        None => conn,
+    };
     let load = match w.load {
         Load::Closed { connections } => format!("{connections} connections (closed loop)"),
         Load::Open { rate, connections } => {

@@ -270,6 +270,9 @@ pub struct Workload {
     pub tls: Option<TlsSpec>,
     /// 1 = one request per connection (a full handshake each), 0 = keep-alive.
     pub requests_per_conn: u64,
+    /// HTTP/2 (`h2 = true`): streams in flight per connection (`streams`, like `h2load -m`);
+    /// `None` for HTTP/1.1. Over TLS by ALPN `h2`, in plain text with prior knowledge (h2c).
+    pub h2_streams: Option<u32>,
     pub load: Load,
     pub duration: Duration,
     pub warmup: Duration,

@@ -70,6 +70,8 @@ pub(crate) struct RawWorkload {
     pub about: Option<String>,
     pub path: Option<String>,
     pub tls: Option<bool>,
+    pub h2: Option<bool>,
+    pub streams: Option<i64>,
     pub cert: Option<String>,
     pub version: Option<String>,
     pub suite: Option<String>,

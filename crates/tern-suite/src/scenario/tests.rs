@@ -294,6 +294,22 @@ fn open_loop_needs_a_generator_that_has_it() {
 }
 
 #[test]
+fn http2_takes_streams_and_a_closed_loop_only() {
+    let s = parse_ok(&format!("{MINIMAL}h2 = true\nstreams = 32\n"));
+    assert_eq!(s.workloads[0].h2_streams, Some(32));
+    assert_eq!(parse_ok(MINIMAL).workloads[0].h2_streams, None);
+    let errs = errors(&format!("{MINIMAL}streams = 4\n"));
+    assert_eq!(
+        errs,
+        ["s.toml:9: workload[0].streams: streams are HTTP/2 streams per connection: add h2 = true"]
+    );
+    let errs = errors(&format!("{MINIMAL}h2 = true\nrate = 100\nstreams = 0\n"));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].contains("workload[0].rate: rate: tern bench --h2 has a closed loop only"));
+    assert!(errs[1].contains("workload[0].streams"), "{errs:?}");
+}
+
+#[test]
 fn optional_targets_that_are_missing_are_not_errors() {
     let s = parse_ok(&MINIMAL.replace(
         "targets = [\"tern\", \"haproxy\"]",

@@ -68,10 +68,19 @@ pub(super) fn config(layout: &Layout<'_>, terminate_tls: bool) -> String {
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
-            let _ = writeln!(c, "    bind {} ssl crt {cert}", layout.front);
+            // HAProxy 2.6 offers no ALPN unless told (3.x offers h2 by default).
+            let alpn = match w.h2_streams {
+                Some(_) => " alpn h2,http/1.1",
+                None => "",
+            };
+            let _ = writeln!(c, "    bind {} ssl crt {cert}{alpn}", layout.front);
         }
         (None, true) => {
-            let _ = writeln!(c, "    bind {}", layout.front);
+            let proto = match w.h2_streams {
+                Some(_) => " proto h2",
+                None => "",
+            };
+            let _ = writeln!(c, "    bind {}{proto}", layout.front);
         }
         (None, false) => {
             let _ = writeln!(c, "    bind {}", layout.inner);

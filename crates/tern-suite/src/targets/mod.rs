@@ -193,6 +193,9 @@ pub fn unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
             None => Some(format!(
                 "{kind} is a TLS offloader: no plain-HTTP path to compare"
             )),
+            Some(_) if w.h2_streams.is_some() => Some(format!(
+                "{kind}: the suite does not configure ALPN h2 through the offloader"
+            )),
             Some(_) => openssl_unsupported(kind, w),
         },
     }

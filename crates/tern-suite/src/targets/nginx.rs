@@ -4,7 +4,9 @@
 //! after 1000 requests by default (raised to a million, as HAProxy and tern have no such
 //! limit); it buffers large responses to temporary files (`proxy_max_temp_file_size 0` streams
 //! them, as the others do); its TLS 1.3 suites are set with `ssl_conf_command Ciphersuites`.
-//! The monitor URI is a `location =` returning HAProxy's body. nginx forks one worker process
+//! The monitor URI is a `location =` returning HAProxy's body. HTTP/2 workloads add `http2` to
+//! the `listen` line (ALPN h2 over TLS, prior knowledge in plain text); `keepalive_requests`
+//! bounds HTTP/2 streams per connection too, hence the raised limit. nginx forks one worker process
 //! per CPU, each pinned with `worker_cpu_affinity`; the suite sums the CPU time of the whole
 //! process tree.
 
@@ -93,7 +95,8 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
     match (&w.tls, &layout.cert) {
         (Some(tls), Some(cert)) => listen_tls(&mut c, layout, tls, cert),
         _ => {
-            let _ = writeln!(c, "        listen {};", layout.front);
+            let h2 = if w.h2_streams.is_some() { " http2" } else { "" };
+            let _ = writeln!(c, "        listen {}{h2};", layout.front);
         }
     }
     let body = MONITOR_BODY
@@ -116,9 +119,16 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
 /// The TLS listener: the workload's version, suite and group; no session cache, no tickets.
 fn listen_tls(c: &mut String, layout: &Layout<'_>, tls: &TlsSpec, cert: &std::path::Path) {
     let cert = cert.display();
+    // `listen … http2` rather than `http2 on;` (1.25.1): older nginx has only the former, newer
+    // still accepts it.
+    let h2 = if layout.workload.h2_streams.is_some() {
+        " http2"
+    } else {
+        ""
+    };
     let _ = write!(
         c,
-        "        listen {} ssl;\n        ssl_certificate {cert};\n        \
+        "        listen {} ssl{h2};\n        ssl_certificate {cert};\n        \
          ssl_certificate_key {cert};\n        ssl_protocols {};\n",
         layout.front,
         tls.version.openssl()

@@ -63,12 +63,19 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
         cpus.join(", "),
         quote(&layout.front.to_string()),
     );
-    if let (Some(_), Some(cert)) = (&layout.workload.tls, &layout.cert) {
-        let _ = writeln!(
-            c,
-            "tls = {{ certs = [{}] }}",
-            quote(&cert.display().to_string())
-        );
+    match (&layout.workload.tls, &layout.cert) {
+        // TLS binds offer ALPN h2 and http/1.1 by default: HTTP/2 needs nothing more.
+        (Some(_), Some(cert)) => {
+            let _ = writeln!(
+                c,
+                "tls = {{ certs = [{}] }}",
+                quote(&cert.display().to_string())
+            );
+        }
+        _ if layout.workload.h2_streams.is_some() => {
+            c.push_str("http2 = { cleartext = true }\n");
+        }
+        _ => {}
     }
     let _ = write!(
         c,

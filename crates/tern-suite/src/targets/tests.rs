@@ -274,9 +274,15 @@ fn write(g: &Generated, dir: &Path) {
 #[test]
 fn real_tools_accept_the_generated_configurations() {
     let tools = tools();
-    for (i, workload) in ["", "version = \"1.2\"\ncert = \"ecdsa\"", "tls = false"]
-        .iter()
-        .enumerate()
+    for (i, workload) in [
+        "",
+        "version = \"1.2\"\ncert = \"ecdsa\"",
+        "tls = false",
+        "cert = \"ecdsa\"\nh2 = true",
+        "tls = false\nh2 = true",
+    ]
+    .iter()
+    .enumerate()
     {
         let dir = temp_with_certs(&format!("check{i}"));
         let s = scenario(workload);
@@ -318,7 +324,7 @@ fn real_tools_accept_the_generated_configurations() {
                 std::fs::read_to_string(&conf).unwrap()
             );
         }
-        if s.workloads[0].tls.is_some() {
+        if s.workloads[0].tls.is_some() && s.workloads[0].h2_streams.is_none() {
             write(&generate(TargetKind::HitchHaproxy, &l, &tools), &dir);
             let conf = format!("--config={}", dir.join("hitch.conf").display());
             if let Some((ok, out)) = check(tools.hitch.as_ref(), &["--test", &conf]) {
@@ -327,4 +333,45 @@ fn real_tools_accept_the_generated_configurations() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+#[test]
+fn http2_workloads_turn_h2_on_in_every_target() {
+    let tls = scenario("path = \"/?s=1k\"\ncert = \"ecdsa\"\nh2 = true\nstreams = 32");
+    let l = layout(&tls, Path::new("/d"), Some("/d/ecdsa.pem".into()));
+    let haproxy = text_of(&generate(TargetKind::Haproxy, &l, &tools()), "haproxy.cfg");
+    assert!(
+        haproxy.contains("ssl crt /d/ecdsa.pem alpn h2,http/1.1\n"),
+        "{haproxy}"
+    );
+    let nginx = text_of(&generate(TargetKind::Nginx, &l, &tools()), "nginx.conf");
+    assert!(
+        nginx.contains("listen 127.0.0.1:8443 ssl http2;"),
+        "{nginx}"
+    );
+    let tern = text_of(&generate(TargetKind::Tern, &l, &tools()), "tern.toml");
+    assert!(
+        !tern.contains("http2"),
+        "TLS binds offer h2 by default: {tern}"
+    );
+    let w = &tls.workloads[0];
+    assert!(unsupported(TargetKind::StunnelHaproxy, w).is_some());
+    assert!(unsupported(TargetKind::Haproxy, w).is_none());
+
+    let plain = scenario("path = \"/?s=1k\"\ntls = false\nh2 = true");
+    let l = layout(&plain, Path::new("/d"), None);
+    let haproxy = text_of(&generate(TargetKind::Haproxy, &l, &tools()), "haproxy.cfg");
+    assert!(
+        haproxy.contains("bind 127.0.0.1:8443 proto h2\n"),
+        "{haproxy}"
+    );
+    let nginx = text_of(&generate(TargetKind::Nginx, &l, &tools()), "nginx.conf");
+    assert!(nginx.contains("listen 127.0.0.1:8443 http2;"), "{nginx}");
+    let tern = text_of(&generate(TargetKind::Tern, &l, &tools()), "tern.toml");
+    assert!(tern.contains("http2 = { cleartext = true }"), "{tern}");
+
+    let h1 = scenario("path = \"/?s=1k\"\ncert = \"ecdsa\"");
+    let l = layout(&h1, Path::new("/d"), Some("/d/ecdsa.pem".into()));
+    let haproxy = text_of(&generate(TargetKind::Haproxy, &l, &tools()), "haproxy.cfg");
+    assert!(!haproxy.contains("alpn"), "{haproxy}");
 }

@@ -86,6 +86,7 @@ impl Ctx<'_> {
                 0,
                 (0, 1 << 40),
             ) as u64,
+            h2_streams: self.h2(&p),
             load: self.load(&p),
             duration: self.dur_of(&p, "duration", |r| &r.duration, 10_000, false),
             warmup: self.dur_of(&p, "warmup", |r| &r.warmup, 1_000, true),
@@ -126,6 +127,39 @@ impl Ctx<'_> {
             }
             None => Load::Closed { connections },
         }
+    }
+
+    /// `h2 = true` and its `streams` per connection (default 1, as `h2load -m`); the generator
+    /// drives HTTP/2 in a closed loop only.
+    fn h2(&mut self, p: &Pick<'_>) -> Option<u32> {
+        let on = p.get(|r| &r.h2, "h2").is_some_and(|(v, _)| *v);
+        let streams = self.int_of(p, "streams", |r| &r.streams, 1, (1, 1024)) as u32;
+        if !on {
+            if let Some((_, at)) = p.get(|r| &r.streams, "streams") {
+                self.issue(
+                    &at,
+                    "streams are HTTP/2 streams per connection: add h2 = true",
+                );
+            }
+            return None;
+        }
+        for (key, set) in [
+            ("rate", p.get(|r| &r.rate, "rate").map(|(_, at)| at)),
+            (
+                "find_max",
+                p.get(|r| &r.find_max, "find_max")
+                    .filter(|(v, _)| **v)
+                    .map(|(_, at)| at),
+            ),
+        ] {
+            if let Some(at) = set {
+                self.issue(
+                    &at,
+                    format!("{key}: tern bench --h2 has a closed loop only (use concurrency and streams)"),
+                );
+            }
+        }
+        Some(streams)
     }
 
     fn find_max(&mut self, p: &Pick<'_>) -> Option<FindMaxSpec> {
