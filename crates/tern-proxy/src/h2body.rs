@@ -70,6 +70,30 @@ impl DataSink {
         }
     }
 
+    /// Whether END_STREAM went out (or the stream was reset).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Ready when the peer reset the stream (its reason); registers for the wake-up else.
+    pub(crate) fn poll_reset(&mut self, cx: &mut Context<'_>) -> Poll<h2::Reason> {
+        self.send
+            .poll_reset(cx)
+            .map(|r| r.unwrap_or(h2::Reason::CANCEL))
+    }
+
+    /// Resets the stream: the peer must not take what it got for a whole message.
+    pub(crate) fn cancel(&mut self, reason: h2::Reason) {
+        self.send.send_reset(reason);
+        self.done = true;
+    }
+
+    /// Ends a body that has no end of its own (a tunnel's bytes): END_STREAM goes after what is
+    /// buffered, on the next flush.
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
+    }
+
     /// Takes body bytes; `Pending` while [`OUT_LIMIT`] bytes wait for the window.
     pub(crate) fn poll_write(
         &mut self,

@@ -61,7 +61,7 @@ fn builder(w: &Worker, frontend: usize) -> Builder {
         .max_frame_size(settings.max_frame_size)
         .max_header_list_size(settings.max_header_list_size)
         // What a stream may queue beyond the client's window: one response buffer's worth.
-        .max_send_buffer_size(response::OUT_LIMIT)
+        .max_send_buffer_size(crate::h2body::OUT_LIMIT)
         .max_concurrent_reset_streams(settings.max_concurrent_reset_streams)
         .max_pending_accept_reset_streams(settings.max_pending_accept_reset_streams)
         .max_local_error_reset_streams(Some(settings.max_local_error_reset_streams));

@@ -6,7 +6,7 @@
 //! HEADERS without the connection-specific fields (RFC 9113 §8.2.2), and sends the body's data
 //! as DATA frames as the client's flow-control window opens.
 //!
-//! Memory is bounded per stream: decoded data waits in one buffer of at most [`OUT_LIMIT`]
+//! Memory is bounded per stream: decoded data waits in one buffer of at most [`OUT_LIMIT`](crate::h2body::OUT_LIMIT)
 //! bytes; above it, writes are refused (`Pending`) until the window lets some out, so a client
 //! that does not read holds back this stream's server only, never another stream.
 //! Interim responses (`100 Continue`, which the exchange writes for `Expect`) are dropped: the
@@ -20,17 +20,14 @@
 use std::io;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use h2::server::SendResponse;
-use h2::SendStream;
 use http::header::SEC_WEBSOCKET_ACCEPT;
-use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
+use http::{HeaderName, HeaderValue, Response, StatusCode};
 use tern_h1::{parse_response, BodyReader, Limits, Method, ResponseBody, ResponseHead, Status};
 
 use crate::exchange::upstream::RESPONSE_LIMITS;
-
-/// Decoded response data kept for the client's window, at most.
-pub(crate) const OUT_LIMIT: usize = 64 * 1024;
+use crate::h2body::{broken, reset, DataSink};
 
 /// What the session's response head may hold: a server's head already within
 /// [`RESPONSE_LIMITS`], plus the fields tern adds (cookie persistence, header rules), so
@@ -41,13 +38,15 @@ const SINK_LIMITS: Limits = Limits {
     ..RESPONSE_LIMITS
 };
 
-/// Where the response is.
+/// Where the response is. Most responses reach `Body`: boxing it would cost an allocation per
+/// stream for nothing.
+#[allow(clippy::large_enum_variant)]
 enum State {
     /// Collecting the head; the stream has not answered yet.
     Head(SendResponse<Bytes>),
-    /// The head is sent; data follows until `body` says it ended.
-    Body(SendStream<Bytes>),
-    /// The last frame went out (or the stream was reset).
+    /// The head is sent; the body goes out as DATA and trailers.
+    Body(DataSink),
+    /// The head ended the stream, or the stream was reset.
     Done,
 }
 
@@ -58,13 +57,6 @@ pub(crate) struct ResponseSink {
     head_buf: Vec<u8>,
     head: ResponseHead,
     method: Method,
-    body: BodyReader,
-    /// Decoded data not yet sent (bounded by [`OUT_LIMIT`]).
-    out: BytesMut,
-    /// The body ended: END_STREAM goes with the last of `out` (or with the trailers).
-    ended: bool,
-    /// The chunked body's trailer fields, sent as a HEADERS frame that ends the stream.
-    trailers: Option<HeaderMap>,
     /// A WebSocket stream: a `101` switches it to a tunnel.
     websocket: bool,
     /// The `101` went out (as a `200`): the body is the tunnel's bytes.
@@ -74,19 +66,10 @@ pub(crate) struct ResponseSink {
 impl std::fmt::Debug for ResponseSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseSink")
-            .field("pending", &self.out.len())
-            .field("ended", &self.ended)
+            .field("done", &self.is_done())
             .field("switched", &self.switched)
             .finish_non_exhaustive()
     }
-}
-
-fn broken(what: &'static str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, what)
-}
-
-fn reset(e: h2::Error) -> io::Error {
-    io::Error::new(io::ErrorKind::ConnectionReset, e)
 }
 
 impl ResponseSink {
@@ -97,10 +80,6 @@ impl ResponseSink {
             head_buf: Vec::new(),
             head: ResponseHead::new(),
             method,
-            body: BodyReader::none(),
-            out: BytesMut::new(),
-            ended: false,
-            trailers: None,
             websocket,
             switched: false,
         }
@@ -114,24 +93,29 @@ impl ResponseSink {
     /// The tunnel's sending side ends: END_STREAM goes after what is buffered (on the next
     /// flush). Nothing changes for a response that is not a tunnel.
     pub(crate) fn end_tunnel(&mut self) {
-        if self.switched {
-            self.ended = true;
+        if let (true, State::Body(sink)) = (self.switched, &mut self.state) {
+            sink.end();
         }
     }
 
-    /// Whether the whole response went out (END_STREAM sent).
+    /// Whether the whole response went out (END_STREAM sent), or the stream was reset.
     pub(crate) fn is_done(&self) -> bool {
-        matches!(self.state, State::Done)
+        match &self.state {
+            State::Head(_) => false,
+            State::Body(sink) => sink.is_done(),
+            State::Done => true,
+        }
     }
 
     /// Ready when the client reset the stream (its reason); registers for the wake-up else.
     pub(crate) fn poll_reset(&mut self, cx: &mut Context<'_>) -> Poll<h2::Reason> {
-        let polled = match &mut self.state {
-            State::Head(respond) => respond.poll_reset(cx),
-            State::Body(send) => send.poll_reset(cx),
-            State::Done => return Poll::Ready(h2::Reason::NO_ERROR),
-        };
-        polled.map(|r| r.unwrap_or(h2::Reason::CANCEL))
+        match &mut self.state {
+            State::Head(respond) => respond
+                .poll_reset(cx)
+                .map(|r| r.unwrap_or(h2::Reason::CANCEL)),
+            State::Body(sink) if !sink.is_done() => sink.poll_reset(cx),
+            State::Body(_) | State::Done => Poll::Ready(h2::Reason::NO_ERROR),
+        }
     }
 
     /// Takes bytes of the HTTP/1.1 response.
@@ -140,27 +124,19 @@ impl ResponseSink {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.state {
+        match &mut self.state {
             State::Head(_) => self.take_head(buf).map(|()| buf.len()).into(),
-            State::Body(_) => {
-                if self.out.len() >= OUT_LIMIT {
-                    std::task::ready!(self.poll_send(cx))?;
-                    if self.out.len() >= OUT_LIMIT {
-                        return Poll::Pending;
-                    }
-                }
-                Poll::Ready(self.take_body(buf))
-            }
+            State::Body(sink) => sink.poll_write(cx, buf),
             State::Done => Poll::Ready(Err(broken("bytes after the end of the response"))),
         }
     }
 
     /// Sends what is buffered, as far as the window allows; ready once all of it is out.
     pub(crate) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while !self.out.is_empty() || (self.ended && !self.is_done()) {
-            std::task::ready!(self.poll_send(cx))?;
+        match &mut self.state {
+            State::Body(sink) => sink.poll_flush(cx),
+            State::Head(_) | State::Done => Poll::Ready(Ok(())),
         }
-        Poll::Ready(Ok(()))
     }
 
     /// The session gave up on the response (a fault after the head, or before any): the client
@@ -174,8 +150,8 @@ impl ResponseSink {
         };
         match std::mem::replace(&mut self.state, State::Done) {
             State::Head(mut respond) => respond.send_reset(reason),
-            State::Body(mut send) => send.send_reset(reason),
-            State::Done => {}
+            State::Body(mut sink) if !sink.is_done() => sink.cancel(reason),
+            State::Body(_) | State::Done => {}
         }
     }
 
@@ -197,7 +173,7 @@ impl ResponseSink {
                 continue;
             }
             let response = self.translate(self.head.status(), |_| false)?;
-            self.body = match self.head.body() {
+            let body = match self.head.body() {
                 ResponseBody::None => BodyReader::none(),
                 ResponseBody::Length(n) => BodyReader::length(n),
                 ResponseBody::Chunked => BodyReader::chunked(&SINK_LIMITS),
@@ -208,18 +184,12 @@ impl ResponseSink {
             let State::Head(mut respond) = std::mem::replace(&mut self.state, State::Done) else {
                 unreachable!("take_head runs in the Head state only")
             };
-            let end = self.body.is_done();
+            let end = body.is_done();
             let send = respond.send_response(response, end).map_err(reset)?;
-            self.ended = end;
             if !end {
-                self.state = State::Body(send);
+                self.state = State::Body(DataSink::new(send, body));
             }
-            let rest = self.head_buf.split_off(len);
-            self.head_buf = Vec::new();
-            if !rest.is_empty() {
-                self.take_body(&rest)?;
-            }
-            return Ok(());
+            return self.take_rest(len);
         }
     }
 
@@ -232,15 +202,27 @@ impl ResponseSink {
             unreachable!("switch runs in the Head state only")
         };
         let send = respond.send_response(response, false).map_err(reset)?;
-        self.state = State::Body(send);
-        self.body = BodyReader::until_close();
+        self.state = State::Body(DataSink::new(send, BodyReader::until_close()));
         self.switched = true;
+        self.take_rest(len)
+    }
+
+    /// Takes the bytes after the head (`len` bytes of `head_buf`) as the first body bytes.
+    fn take_rest(&mut self, len: usize) -> io::Result<()> {
         let rest = self.head_buf.split_off(len);
         self.head_buf = Vec::new();
-        if !rest.is_empty() {
-            self.take_body(&rest)?;
+        match &mut self.state {
+            State::Body(sink) if !rest.is_empty() => {
+                if sink.take(&rest)? < rest.len() {
+                    return Err(broken(
+                        "the session wrote more than a response buffer at once",
+                    ));
+                }
+                Ok(())
+            }
+            _ if !rest.is_empty() => Err(broken("bytes after the end of the response")),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// The parsed head as an HTTP/2 response with `status`: its end-to-end fields but those
@@ -270,81 +252,4 @@ impl ResponseSink {
         }
         Ok(response)
     }
-
-    /// Decodes body bytes into `out` (up to [`OUT_LIMIT`]); returns how many were consumed.
-    fn take_body(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut used = 0;
-        while used < buf.len() && !self.ended && self.out.len() < OUT_LIMIT {
-            let d = self
-                .body
-                .decode(&buf[used..])
-                .map_err(|_| broken("the session wrote an invalid response body"))?;
-            self.out.extend_from_slice(&buf[used..][d.data]);
-            used += d.used;
-            self.ended = d.done;
-            if d.used == 0 {
-                break;
-            }
-        }
-        if self.ended && used < buf.len() {
-            return Err(broken("bytes after the end of the response"));
-        }
-        if self.ended {
-            self.trailers = trailers(self.body.last_chunk());
-        }
-        Ok(used)
-    }
-
-    /// Sends some of `out` (and END_STREAM after the last of it) as the window allows.
-    fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let State::Body(send) = &mut self.state else {
-            return Poll::Ready(Ok(()));
-        };
-        if self.out.is_empty() {
-            if self.ended {
-                match self.trailers.take() {
-                    Some(fields) => send.send_trailers(fields),
-                    None => send.send_data(Bytes::new(), true),
-                }
-                .map_err(reset)?;
-                self.state = State::Done;
-            }
-            return Poll::Ready(Ok(()));
-        }
-        send.reserve_capacity(self.out.len());
-        let granted = match std::task::ready!(send.poll_capacity(cx)) {
-            Some(Ok(n)) => n,
-            Some(Err(e)) => return Poll::Ready(Err(reset(e))),
-            None => return Poll::Ready(Err(broken("the stream closed"))),
-        };
-        let chunk = self.out.split_to(granted.min(self.out.len())).freeze();
-        let last = self.ended && self.out.is_empty() && self.trailers.is_none();
-        send.send_data(chunk, last).map_err(reset)?;
-        if last {
-            self.state = State::Done;
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-/// The trailer fields of a chunked body's end as tern wrote it (`0\r\n`, canonical
-/// `name: value\r\n` lines, `\r\n`); `None` when there are none.
-fn trailers(last_chunk: &[u8]) -> Option<HeaderMap> {
-    let mut fields = HeaderMap::new();
-    for line in last_chunk.split(|&b| b == b'\n').skip(1) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            continue;
-        };
-        let value = line[colon + 1..]
-            .strip_prefix(b" ")
-            .unwrap_or(&line[colon + 1..]);
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(&line[..colon]),
-            HeaderValue::from_bytes(value),
-        ) {
-            fields.append(name, value);
-        }
-    }
-    (!fields.is_empty()).then_some(fields)
 }
