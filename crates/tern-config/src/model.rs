@@ -148,6 +148,11 @@ pub struct Http2Settings {
     /// connection: beyond this, GOAWAY with ENHANCE_YOUR_CALM. Each such stream may have cost a
     /// server request; this bounds what one connection can make tern do (rapid reset).
     pub max_client_resets: usize,
+    /// Control frames (SETTINGS, PING, PRIORITY, RST_STREAM, WINDOW_UPDATE, GOAWAY, unknown
+    /// types) a client may send per connection beyond one per request it sent and two per DATA
+    /// frame tern sent it: beyond this, GOAWAY with ENHANCE_YOUR_CALM (floods, CVE-2019-9512
+    /// and -9515).
+    pub max_control_frames: usize,
 }
 
 impl Default for Http2Settings {
@@ -163,6 +168,7 @@ impl Default for Http2Settings {
             max_pending_accept_reset_streams: 20,
             max_local_error_reset_streams: 1024,
             max_client_resets: 1000,
+            max_control_frames: 1000,
         }
     }
 }

@@ -325,6 +325,13 @@ impl Checker<'_> {
                 10_000_000,
                 d.max_client_resets,
             ),
+            max_control_frames: count(
+                self,
+                "max_control_frames",
+                raw.max_control_frames,
+                10_000_000,
+                d.max_control_frames,
+            ),
         }
     }
 }
