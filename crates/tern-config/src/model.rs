@@ -151,6 +151,11 @@ pub struct Http2Settings {
     /// Announce SETTINGS_ENABLE_CONNECT_PROTOCOL and carry WebSockets over streams (RFC 8441
     /// extended CONNECT) to HTTP/1.1 WebSocket servers.
     pub websocket: bool,
+    /// Control frames (SETTINGS, PING, PRIORITY, RST_STREAM, WINDOW_UPDATE, GOAWAY, unknown
+    /// types) a client may send per connection beyond one per request it sent and two per DATA
+    /// frame tern sent it: beyond this, GOAWAY with ENHANCE_YOUR_CALM (floods, CVE-2019-9512
+    /// and -9515).
+    pub max_control_frames: usize,
 }
 
 impl Default for Http2Settings {
@@ -167,6 +172,7 @@ impl Default for Http2Settings {
             max_local_error_reset_streams: 1024,
             max_client_resets: 1000,
             websocket: true,
+            max_control_frames: 1000,
         }
     }
 }

@@ -105,6 +105,7 @@ pub(crate) struct RawHttp2 {
     pub max_local_error_reset_streams: Option<i64>,
     pub max_client_resets: Option<i64>,
     pub websocket: Option<bool>,
+    pub max_control_frames: Option<i64>,
 }
 
 /// `frontend.timeouts`.

@@ -7,10 +7,13 @@
 //! on the worker, sends GOAWAY when the worker drains or stops (streams in flight finish), and
 //! closes a connection idle (no stream open) for `keep_alive` with GOAWAY too. The `h2` crate
 //! does the framing, HPACK, flow control and the limits against abuse (rapid reset, CONTINUATION
-//! floods, oversized header lists), all set from the frontend's `http2` settings.
+//! floods, oversized header lists, empty DATA frames), all set from the frontend's `http2`
+//! settings; `flood.rs` bounds the control frames it would answer forever (PING, SETTINGS,
+//! WINDOW_UPDATE, ...).
 //!
 //! | file | what |
 //! |---|---|
+//! | `flood.rs` | the budget of control frames per connection, kept as the bytes pass |
 //! | `request.rs` | an HTTP/2 request's head as the HTTP/1.1 head the session parses |
 //! | `connect.rs` | a WebSocket stream (RFC 8441 extended CONNECT) as an HTTP/1.1 upgrade request |
 //! | `request_body.rs` | the request bytes the session reads: head, DATA (chunked if no length), trailers |
@@ -18,6 +21,7 @@
 //! | `stream.rs` | the two joined as one [`ClientStream`](crate::listen::client::ClientStream) |
 
 mod connect;
+mod flood;
 mod linger;
 mod request;
 mod request_body;
@@ -44,6 +48,7 @@ use crate::listen::accept::Acceptor;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
+use flood::{ControlBudget, FloodGuard};
 pub(crate) use linger::Lingering;
 pub(crate) use request::BodyFraming;
 pub(crate) use request_body::RequestSource;
@@ -85,6 +90,9 @@ pub(crate) async fn serve<T>(
     let fc = &w.stats.frontends[frontend];
     bump(&fc.h2_sessions);
     let timeouts = w.shared.frontend(frontend).timeouts;
+    let settings = w.shared.frontend(frontend).http2;
+    let budget = ControlBudget::new(settings.max_control_frames as u64);
+    let io = FloodGuard::new(io, Rc::clone(&budget));
     // The client preface and SETTINGS are the first request bytes: `http_request` applies.
     let handshake = builder(&w, frontend).handshake::<_, Bytes>(io);
     let mut conn = match tokio::time::timeout(timeouts.http_request, handshake).await {
@@ -100,7 +108,6 @@ pub(crate) async fn serve<T>(
         }
     };
     let info = Rc::new(info);
-    let settings = w.shared.frontend(frontend).http2;
     let (max_resets, max_live) = (
         settings.max_client_resets,
         settings.max_concurrent_streams as usize,
@@ -113,8 +120,9 @@ pub(crate) async fn serve<T>(
     let mut busy = false;
     loop {
         let next = std::future::poll_fn(|cx| {
-            if !calmed && info.client_resets.get() > max_resets {
-                // Rapid reset: the client cancels streams tern already works on.
+            // Rapid reset (the client cancels streams tern already works on), or a flood of
+            // control frames.
+            if !calmed && (info.client_resets.get() > max_resets || budget.poll_exceeded(cx)) {
                 conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
                 bump(&fc.h2_errors);
                 calmed = true;

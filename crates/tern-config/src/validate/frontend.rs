@@ -326,6 +326,13 @@ impl Checker<'_> {
                 d.max_client_resets,
             ),
             websocket: raw.websocket.unwrap_or(d.websocket),
+            max_control_frames: count(
+                self,
+                "max_control_frames",
+                raw.max_control_frames,
+                10_000_000,
+                d.max_control_frames,
+            ),
         }
     }
 }

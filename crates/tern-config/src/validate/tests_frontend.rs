@@ -300,18 +300,20 @@ fn http2_settings_have_safe_defaults_and_ranges() {
 
     let c = parse_ok(&with_frontend_lines(
         "http2 = { cleartext = true, max_concurrent_streams = 250, initial_window_size = \"1m\", \
-         max_frame_size = \"32k\" }",
+         max_frame_size = \"32k\", max_control_frames = 5000 }",
     ));
     let h2 = c.frontends[0].http2;
     assert!(h2.cleartext);
     assert_eq!(h2.max_concurrent_streams, 250);
     assert_eq!(h2.initial_window_size, 1 << 20);
     assert_eq!(h2.max_frame_size, 32 * 1024);
+    assert_eq!(h2.max_control_frames, 5000);
 
     for (setting, key) in [
         ("max_concurrent_streams = 0", "max_concurrent_streams"),
         ("max_frame_size = 1000", "max_frame_size"),
         ("initial_window_size = \"4g\"", "initial_window_size"),
+        ("max_control_frames = 0", "max_control_frames"),
     ] {
         let text = with_frontend_lines(&format!("http2 = {{ {setting} }}"));
         assert_error(&text, 5, &format!("frontend[0].http2.{key}"), "");

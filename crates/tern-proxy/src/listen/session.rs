@@ -87,7 +87,7 @@ async fn serve_tls(
     if http2::negotiated(tls.connection()) {
         let info = http2::conn_info(peer, tls.tcp().local_addr().ok(), Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
-        return http2::serve(w, frontend, tls, info, log).await;
+        return http2::serve(w, frontend, http2::Lingering(tls), info, log).await;
     }
     let proxy = conn::serve(w, frontend, tls, peer, true, log);
     Profiled::new(Kind::Request, proxy).await;
