@@ -224,7 +224,9 @@ async fn serve_stream(
         websocket,
     );
     let (peer, tls) = (io.peer(), io.tls());
-    conn::serve(w, frontend, io, peer, tls, log).await;
+    // Boxed: the session is a large future (kilobytes), which the stream's task would
+    // otherwise hold inline and copy at each move (spawn, completion).
+    Box::pin(conn::serve(w, frontend, io, peer, tls, log)).await;
 }
 
 /// The address and TLS facts of a connection, for its streams.
