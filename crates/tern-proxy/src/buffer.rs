@@ -37,6 +37,28 @@ impl Buffer {
         }
     }
 
+    /// A buffer with no memory, for a session's fields once their memory went back to the
+    /// worker.
+    pub(crate) fn empty() -> Self {
+        Self {
+            data: Vec::new(),
+            start: 0,
+            end: 0,
+            max: 0,
+        }
+    }
+
+    /// Empties the buffer for another session, which may grow it to `max`.
+    pub(crate) fn reset(&mut self, max: usize) {
+        self.clear();
+        self.max = max.max(self.data.len());
+    }
+
+    /// The memory's size.
+    pub(crate) fn capacity(&self) -> usize {
+        self.data.len()
+    }
+
     /// The bytes received and not yet consumed.
     pub(crate) fn data(&self) -> &[u8] {
         &self.data[self.start..self.end]

@@ -14,5 +14,7 @@ pub(crate) mod forward;
 pub(crate) mod relay;
 // Between a parsed head and the exchange: request rules, the backend, rules' own answers.
 pub(crate) mod route;
+// The memory of ended sessions, kept by the worker for the next ones (HTTP/2 streams).
+pub(crate) mod spares;
 // After a `101` to an upgrade request: the connection becomes a tunnel to the server.
 mod switch;

@@ -26,6 +26,7 @@ use crate::access_log::AccessLog;
 use crate::exchange::balance::Balancers;
 use crate::exchange::pool::Pools;
 use crate::exchange::servers::BackendState;
+use crate::http1::spares::Spares;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
@@ -85,6 +86,8 @@ pub(crate) struct Worker {
     /// Handshake rate caps for the TLS listeners this thread accepts on; `None` when none is
     /// configured or the offload thread has the TLS listeners.
     pub admission: Option<Admission>,
+    /// Ended sessions' buffers, for the next sessions (`http1/spares.rs`).
+    pub spares: Spares,
     life: Rc<Lifecycle>,
 }
 
@@ -107,6 +110,7 @@ impl Worker {
             } else {
                 Admission::new(global, spec.workers)
             },
+            spares: Spares::default(),
             life: Rc::new(Lifecycle::new()),
         })
     }

@@ -38,6 +38,7 @@ use tracing::debug;
 
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
+use crate::http1::spares::Spare;
 use crate::listen::client::ClientStream;
 use crate::rules::facts::ConnFacts;
 use crate::stats::{bump, BackendCounters, FrontendCounters};
@@ -149,6 +150,7 @@ pub(crate) async fn serve<S: ClientStream>(
     } else {
         0
     };
+    let spare = w.spares.take(BUFFER_SIZE, limits.max_head_size);
     let mut s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
@@ -162,10 +164,10 @@ pub(crate) async fn serve<S: ClientStream>(
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
         io,
-        buf: Buffer::new(BUFFER_SIZE, limits.max_head_size),
-        out: Vec::new(),
+        buf: spare.buf,
+        out: spare.out,
         extra: crate::exchange::persist::Reply::default(),
-        head: RequestHead::new(),
+        head: spare.head,
         fwd,
         limits,
         client_timer: Timer::default(),
@@ -201,6 +203,18 @@ pub(crate) async fn serve<S: ClientStream>(
         }
     };
     s.close(end).await;
+}
+
+impl<S> Drop for H1Conn<S> {
+    /// Gives the session's buffers back to the worker, whichever way the session ended.
+    fn drop(&mut self) {
+        let spare = Spare {
+            buf: std::mem::replace(&mut self.buf, Buffer::empty()),
+            out: std::mem::take(&mut self.out),
+            head: std::mem::take(&mut self.head),
+        };
+        self.w.spares.give(spare, BUFFER_SIZE);
+    }
 }
 
 impl<S: ClientStream> H1Conn<S> {
