@@ -40,6 +40,8 @@ pub mod profiling;
 mod rules;
 // Counters per frontend, backend and server, one block per worker.
 pub mod stats;
+// TCP mode: a connection relayed whole to one server (TLS terminated, or not, by tern).
+mod tcp;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
 // A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.

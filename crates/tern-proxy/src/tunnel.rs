@@ -278,5 +278,11 @@ where
     }
 }
 
+/// Makes the coming close of `tcp` a reset (RST): the other end of a tunnel failed, and its peer
+/// must not take the end of the tunnel for an orderly one.
+pub(crate) fn reset(tcp: &tokio::net::TcpStream) {
+    let _ = socket2::SockRef::from(tcp).set_linger(Some(Duration::ZERO));
+}
+
 #[cfg(test)]
 mod tests;
