@@ -1,5 +1,6 @@
 //! tern's data path: pinned workers accept client connections, terminate TLS, and proxy
-//! HTTP/1.1 streams to backend servers over pooled keep-alive connections.
+//! HTTP/1.1 streams to backend servers over pooled keep-alive connections, or (TCP mode,
+//! `tcp`) relay each connection whole to one server.
 //!
 //! The flow of one connection through the modules (ARCHITECTURE.md has the whole picture and a
 //! "where is X" table): a `worker` accepts under the connection limits (`listen`) → the
