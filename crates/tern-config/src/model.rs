@@ -18,6 +18,7 @@ mod condition;
 mod connection;
 mod control;
 mod http_rules;
+mod mode;
 mod tls;
 mod tls_names;
 
@@ -29,6 +30,7 @@ pub use condition::{
 pub use connection::ConnectionMode;
 pub use control::{ControlSettings, ControlToken};
 pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
+pub use mode::ProxyMode;
 pub use tls::*;
 
 mod backend_tls;
@@ -87,6 +89,9 @@ pub struct Global {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontend {
     pub name: String,
+    /// What the frontend's connections carry: HTTP requests, or a byte stream relayed whole to
+    /// one server (`mode`). Every backend it routes to is in the same mode.
+    pub mode: ProxyMode,
     pub binds: Vec<Bind>,
     /// Requests whose path equals this answer 200 from tern itself, touching no backend.
     pub monitor_uri: Option<String>,
@@ -221,6 +226,9 @@ pub struct RequestLimits {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backend {
     pub name: String,
+    /// HTTP requests, or TCP connections relayed whole (`mode`); only frontends of the same
+    /// mode route here.
+    pub mode: ProxyMode,
     pub balance: Balance,
     pub timeouts: BackendTimeouts,
     pub servers: Vec<Server>,

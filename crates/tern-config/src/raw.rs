@@ -69,6 +69,7 @@ pub(crate) struct RawGlobal {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawFrontend {
     pub name: Option<String>,
+    pub mode: Option<String>,
     pub bind: Option<Vec<RawBind>>,
     pub tls: Option<RawTls>,
     pub monitor_uri: Option<String>,

@@ -1,5 +1,6 @@
 //! tern's data path: pinned workers accept client connections, terminate TLS, and proxy
-//! HTTP/1.1 streams to backend servers over pooled keep-alive connections.
+//! HTTP/1.1 streams to backend servers over pooled keep-alive connections, or (TCP mode,
+//! `tcp`) relay each connection whole to one server.
 //!
 //! The flow of one connection through the modules (ARCHITECTURE.md has the whole picture and a
 //! "where is X" table): a `worker` accepts under the connection limits (`listen`) → the
@@ -40,6 +41,8 @@ pub mod profiling;
 mod rules;
 // Counters per frontend, backend and server, one block per worker.
 pub mod stats;
+// TCP mode: a connection relayed whole to one server (TLS terminated, or not, by tern).
+mod tcp;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
 // A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.

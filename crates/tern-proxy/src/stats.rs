@@ -92,6 +92,9 @@ counters! {
         client_aborts,
         /// Connections turned into tunnels by a `101` to an upgrade request (WebSocket).
         tunnels,
+        /// Connections served in TCP mode (`mode = "tcp"`), relayed whole to a server; their
+        /// bytes count in `bytes_in` and `bytes_out` when they end.
+        tcp_sessions,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
         /// Request bytes (head and body, as received) passed to servers.
@@ -124,6 +127,8 @@ counters! {
         upstream_errors,
         /// Servers silent beyond `server` before the response head (answered 504).
         server_timeouts,
+        /// TCP-mode connections relayed to one of its servers (counted once connected).
+        tcp_sessions,
         /// Responses cut short by the server (the client connection was closed).
         aborted_responses,
         /// Request bytes (head and body, as received) passed to its servers.
@@ -144,6 +149,8 @@ counters! {
         connect_errors,
         /// Requests sent on a reused keep-alive connection.
         reused,
+        /// TCP-mode connections relayed to the server (counted once connected).
+        tcp_sessions,
         /// Active health checks that passed.
         checks_passed,
         /// Active health checks that failed.

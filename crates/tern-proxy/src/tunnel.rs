@@ -1,6 +1,7 @@
 //! A byte tunnel between a client stream and a server stream: what an HTTP/1.1 connection
-//! becomes after a `101 Switching Protocols` (`http1/switch.rs`), and what a TCP mode or an
-//! HTTP/2 stream carrying a WebSocket (RFC 8441) can reuse, since it knows no protocol.
+//! becomes after a `101 Switching Protocols` (`http1/switch.rs`), the whole life of a TCP-mode
+//! session (`tcp/relay.rs`), and an HTTP/2 stream carrying a WebSocket (RFC 8441), since it
+//! knows no protocol.
 //!
 //! A [`Tunnel`] is driven from the caller's task, both directions in one `poll`, as the relay
 //! is. Each end is any `AsyncRead + AsyncWrite` with the read buffer that holds what was
@@ -276,6 +277,12 @@ where
             ending,
         }
     }
+}
+
+/// Makes the coming close of `tcp` a reset (RST): the other end of a tunnel failed, and its peer
+/// must not take the end of the tunnel for an orderly one.
+pub(crate) fn reset(tcp: &tokio::net::TcpStream) {
+    let _ = socket2::SockRef::from(tcp).set_linger(Some(Duration::ZERO));
 }
 
 #[cfg(test)]

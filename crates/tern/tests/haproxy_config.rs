@@ -201,13 +201,13 @@ fn convert_prints_toml_that_check_accepts() {
     assert_eq!(summary(&checked.stdout), summary(&original.stdout));
 
     // Errors: exit 2, nothing on stdout.
-    let bad = write(&dir, "bad.cfg", "frontend web\n  bind :80\n  mode tcp\n");
+    let bad = write(&dir, "bad.cfg", "frontend web\n  bind :80\n  mode health\n");
     let out = tern_finish(&["convert", &bad], LIMIT);
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     assert!(
         out.stderr.contains(&format!(
-            "{bad}:3: frontend web: keyword 'mode tcp' is not supported yet"
+            "{bad}:3: frontend web: keyword 'mode health' is not supported yet"
         )),
         "{out:?}"
     );

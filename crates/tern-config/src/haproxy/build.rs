@@ -37,6 +37,19 @@ impl Proxy {
         self.section.context()
     }
 
+    /// In `mode tcp`, HAProxy's default when no `mode` line applies.
+    pub fn is_tcp(&self) -> bool {
+        self.cfg.mode.as_ref().is_none_or(|m| m.v == "tcp")
+    }
+
+    /// `mode = "tcp"` in the table of a TCP proxy (`http` is tern's default).
+    pub fn set_mode(&self, t: &mut Table) {
+        if self.is_tcp() {
+            let line = self.cfg.mode.as_ref().map_or(self.section.line, |m| m.line);
+            t.set("mode", string("tcp"), line);
+        }
+    }
+
     /// Answers no traffic, only the stats page: the control API's HTTP listener in tern.
     fn stats_only(&self) -> bool {
         let c = &self.cfg;
@@ -143,16 +156,21 @@ pub(crate) fn build(global: &GlobalCfg, proxies: &[Proxy], diag: &mut Diag) -> V
     tables
 }
 
-/// tern speaks HTTP only; HAProxy's default mode is TCP.
+/// tern proxies in `http` and `tcp` mode; HAProxy's default mode is `tcp` (no `mode` line).
 fn check_mode(p: &Proxy, diag: &mut Diag) {
-    match &p.cfg.mode {
-        Some(mode) if mode.v == "http" => {}
-        Some(mode) => diag.unsupported_because(mode.line, &p.context(), &format!("mode {}", mode.v), "tern proxies HTTP only"),
-        None => diag.error(
-            p.section.line,
+    if let Some(mode) = p
+        .cfg
+        .mode
+        .as_ref()
+        .filter(|m| m.v != "http" && m.v != "tcp")
+    {
+        let what = format!("mode {}", mode.v);
+        diag.unsupported_because(
+            mode.line,
             &p.context(),
-            "no 'mode http': HAProxy's default mode is tcp, which tern does not support yet (add 'mode http' here or in the defaults section)",
-        ),
+            &what,
+            "tern proxies in http and tcp mode",
+        );
     }
 }
 
@@ -166,8 +184,15 @@ fn frontend(
     let context = p.context();
     let mut t = Table::new("frontend", p.section.line, context.clone());
     t.set("name", string(p.name()), p.section.line);
+    p.set_mode(&mut t);
     let bind_line = c.binds.first().map_or(p.section.line, |b| b.line);
     t.items("bind", c.binds.clone(), bind_line);
+    if p.is_tcp() {
+        target_and_limit(p, &mut t);
+        super::build_tcp::frontend(p, &mut t, diag);
+        routes(c, &mut t);
+        return t;
+    }
     if let Some(uri) = &c.monitor_uri {
         t.set("monitor_uri", string(&uri.v), uri.line);
     }
@@ -177,12 +202,7 @@ fn frontend(
     if let Some(websocket) = &c.h2_websocket {
         t.set("http2.websocket", websocket.v.to_string(), websocket.line);
     }
-    if let Some(backend) = p.default_backend() {
-        t.set("default_backend", string(&backend.v), backend.line);
-    }
-    if let Some(maxconn) = &c.maxconn {
-        t.set("maxconn", maxconn.v.to_string(), maxconn.line);
-    }
+    target_and_limit(p, &mut t);
     if let Some(mode) = c
         .conn_mode
         .as_ref()
@@ -198,14 +218,29 @@ fn frontend(
     if let Some(n) = &global.max_headers {
         t.set("limits.max_headers", n.v.to_string(), n.line);
     }
-    acls(c, &mut t);
+    routes(c, &mut t);
+    header_rules(c, &mut t);
+    t
+}
+
+/// `default_backend` and `maxconn` of a frontend, in either mode.
+fn target_and_limit(p: &Proxy, t: &mut Table) {
+    if let Some(backend) = p.default_backend() {
+        t.set("default_backend", string(&backend.v), backend.line);
+    }
+    if let Some(maxconn) = &p.cfg.maxconn {
+        t.set("maxconn", maxconn.v.to_string(), maxconn.line);
+    }
+}
+
+/// `acl` and `use_backend` of a frontend, in either mode.
+fn routes(c: &ProxyCfg, t: &mut Table) {
+    acls(c, t);
     t.items(
         "use_backend",
         c.use_backend.clone(),
         c.use_backend.first().map_or(0, |r| r.line),
     );
-    header_rules(c, &mut t);
-    t
 }
 
 /// `http_request` and `http_response` of a frontend or backend, each list at its first line.
@@ -251,7 +286,7 @@ fn forwarded_headers(p: &Proxy, backends: &HashMap<&str, &Proxy>, t: &mut Table,
     t.set("x_forwarded_proto", "false".into(), p.section.line);
 }
 
-fn timeouts(p: &Proxy, t: &mut Table, diag: &mut Diag) {
+pub(crate) fn timeouts(p: &Proxy, t: &mut Table, diag: &mut Diag) {
     let to = &p.cfg.timeouts;
     let Some(client) = &to.client else {
         diag.approx(

@@ -23,6 +23,7 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
     let line = p.section.line;
     let mut t = Table::new("backend", line, context.clone());
     t.set("name", string(p.name()), line);
+    p.set_mode(&mut t);
     balance(c, &mut t);
     if let Some(retries) = &c.retries {
         t.set("retries", retries.v.to_string(), retries.line);
@@ -45,15 +46,23 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
     }
     // Unset, tern falls back to the client and server timeouts as HAProxy does: no warning.
     set_time(&mut t, "timeouts.tunnel", c.timeouts.tunnel.as_ref());
-    connection(c, &mut t);
+    if p.is_tcp() {
+        super::build_tcp::backend(p, diag);
+    } else {
+        connection(c, &mut t);
+    }
     queue(c, &mut t, &context, diag);
-    cookie(c, &mut t, &context, diag);
+    if !p.is_tcp() {
+        cookie(c, &mut t, &context, diag);
+    }
     stick(c, &mut t, &context, diag);
     let backend_check = check(c, &mut t, diag, &context);
     per_server_settings(c, &mut t, &context, diag);
     if p.section.kind == Kind::Backend {
         acls(c, &mut t);
-        header_rules(c, &mut t);
+        if !p.is_tcp() {
+            header_rules(c, &mut t);
+        }
     }
     let check_timeout = CheckTimeout::new(c);
     let servers: Vec<Src<String>> = c

@@ -28,6 +28,7 @@ mod build;
 mod build_backend;
 mod build_global;
 mod build_server;
+mod build_tcp;
 mod check;
 mod cpu_map;
 mod crt;

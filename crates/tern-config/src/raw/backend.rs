@@ -20,6 +20,7 @@ use super::{RawDuration, TextOrInt, TextOrIntVisitor};
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawBackend {
     pub name: Option<String>,
+    pub mode: Option<String>,
     pub acl: Option<super::RawAcls>,
     pub http_request: Option<Vec<super::RawHttpRule>>,
     pub http_response: Option<Vec<super::RawHttpRule>>,

@@ -11,7 +11,9 @@ use std::time::Duration;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Backend, BackendTimeouts, PoolSettings, ProxyProtocol, Server, ServerProto};
+use crate::model::{
+    Backend, BackendTimeouts, PoolSettings, ProxyMode, ProxyProtocol, Server, ServerProto,
+};
 use crate::raw::{RawBackend, RawServer};
 
 impl Checker<'_> {
@@ -37,8 +39,13 @@ impl Checker<'_> {
         self.server_checks(raw, &mut servers, path);
         self.server_tls(raw, &mut servers, path);
         self.server_protos(raw, &mut servers, path);
+        let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
+        if mode == ProxyMode::Tcp {
+            self.tcp_backend_keys(raw, path);
+        }
         Backend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
+            mode,
             balance: self.balance(raw, path),
             timeouts,
             pool: PoolSettings {

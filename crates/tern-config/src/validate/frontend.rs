@@ -12,7 +12,9 @@ use std::time::Duration;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Bind, Frontend, FrontendTimeouts, Http2Settings, RequestLimits, TlsSettings};
+use crate::model::{
+    Bind, Frontend, FrontendTimeouts, Http2Settings, ProxyMode, RequestLimits, TlsSettings,
+};
 use crate::raw::{
     RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
 };
@@ -30,8 +32,13 @@ impl Checker<'_> {
     ) -> Frontend {
         let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
         let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
+        let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
+        if mode == ProxyMode::Tcp {
+            self.tcp_frontend_keys(raw, path);
+        }
         Frontend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
+            mode,
             binds: self.binds(raw.bind.as_deref(), tls.as_ref(), &path.key("bind")),
             monitor_uri: self.monitor_uri(raw.monitor_uri.as_deref(), &path.key("monitor_uri")),
             default_backend: self.default_backend(raw, path, backends),

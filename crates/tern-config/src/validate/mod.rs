@@ -21,6 +21,7 @@ mod control;
 mod frontend;
 mod health;
 mod http_rules;
+mod mode;
 mod persistence;
 mod protection;
 mod routing;
@@ -71,13 +72,13 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         checker.issue(&root, "at least one [[backend]] is required");
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
-    let frontends = raw
+    let frontends: Vec<_> = raw
         .frontend
         .iter()
         .enumerate()
         .map(|(i, fe)| checker.frontend(fe, &root.key("frontend").index(i), &backend_names))
         .collect();
-    let backends = raw
+    let backends: Vec<_> = raw
         .backend
         .iter()
         .enumerate()
@@ -92,6 +93,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         .as_ref()
         .map(|log| checker.access_log(log, &frontend_names, &root.key("access_log")));
     let control = checker.control(&raw.control, &root.key("control"));
+    checker.modes_agree(&frontends, &backends);
     if checker.issues.is_empty() {
         Ok(Config {
             global,

@@ -222,6 +222,9 @@ fn version_name(version: u8) -> &'static str {
 /// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER TR/Tw/Tc/Tr/Ta STATUS BYTES_OUT BYTES_IN STATE
 /// RETRIES "REQUEST" Th/Ti TLS`
 pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
+    if r.request == Request::Tcp {
+        return tcp_text(r, out);
+    }
     address(out, &r.client);
     out.extend_from_slice(b" [");
     Civil::of(r.time).write_haproxy(out);
@@ -277,12 +280,64 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
             out.extend_from_slice(why.as_bytes());
             out.push(b'>');
         }
+        // Written by `tcp_text`.
+        Request::Tcp => out.extend_from_slice(b"<TCP>"),
     }
     out.extend_from_slice(b"\" ");
     int(out, millis(t.handshake));
     out.push(b'/');
     int(out, millis(t.idle));
     out.push(b' ');
+    tls_text(r, out);
+}
+
+/// Appends the `tcplog` line of a TCP-mode session (HAProxy's `option tcplog` fields, with the
+/// bytes received beside those sent, and the TLS session as on HTTP lines):
+///
+/// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER Tw/Tc/Tt BYTES_OUT BYTES_IN STATE RETRIES Th TLS`
+fn tcp_text(r: &Record, out: &mut Vec<u8>) {
+    address(out, &r.client);
+    out.extend_from_slice(b" [");
+    Civil::of(r.time).write_haproxy(out);
+    out.extend_from_slice(b"] ");
+    text_escaped(out, r.frontend.get());
+    if r.tls.is_some() {
+        out.push(b'~');
+    }
+    out.push(b' ');
+    let backend = if r.backend.is_empty() {
+        &r.frontend
+    } else {
+        &r.backend
+    };
+    text_escaped(out, backend.get());
+    out.push(b'/');
+    if r.server.is_empty() {
+        out.extend_from_slice(b"<NOSRV>");
+    } else {
+        text_escaped(out, r.server.get());
+    }
+    let t = &r.timers;
+    for (i, timer) in [t.queue, t.connect, t.active].into_iter().enumerate() {
+        out.push(if i == 0 { b' ' } else { b'/' });
+        int(out, millis(timer));
+    }
+    out.push(b' ');
+    uint(out, r.bytes_out);
+    out.push(b' ');
+    uint(out, r.bytes_in);
+    out.push(b' ');
+    out.extend_from_slice(&r.termination);
+    out.extend_from_slice(if r.redispatched { b" +" } else { b" " });
+    int(out, i64::from(r.retries));
+    out.push(b' ');
+    int(out, millis(t.handshake));
+    out.push(b' ');
+    tls_text(r, out);
+}
+
+/// The TLS fields of a text line: `VERSION/CIPHER/SNI/RESUMED`, or `-` on a plain connection.
+fn tls_text(r: &Record, out: &mut Vec<u8>) {
     match &r.tls {
         None => out.push(b'-'),
         Some(tls) => {
@@ -395,6 +450,9 @@ pub(crate) fn json(r: &Record, out: &mut Vec<u8>) {
                 ",\"method\":null,\"path\":null,\"version\":null,\"error\":\"tls_{why}\""
             );
         }
+        Request::Tcp => out.extend_from_slice(
+            b",\"method\":null,\"path\":null,\"version\":null,\"error\":null,\"mode\":\"tcp\"",
+        ),
     }
     match &r.tls {
         None => out.extend_from_slice(b",\"tls\":null}"),

@@ -104,6 +104,8 @@ pub(crate) enum Request {
     Missing(&'static str),
     /// The TLS handshake did not complete (`<TLS:reason>`).
     Tls(&'static str),
+    /// A TCP-mode session: no request, the line is HAProxy's `option tcplog` layout.
+    Tcp,
 }
 
 /// The TLS session of a connection.

@@ -74,6 +74,24 @@ fn text_line_in_haproxy_order() {
 }
 
 #[test]
+fn tcp_sessions_get_tcplog_lines() {
+    let mut r = record();
+    r.request = Request::Tcp;
+    r.timers.active = 5_012_000;
+    r.status = -1;
+    assert_eq!(
+        text(&r),
+        "192.0.2.7:40000 [14/May/2025:10:00:00.123] web~ app/s1 0/0/5012 1234 78 -- 0 2 \
+         TLSv1.3/TLS_AES_128_GCM_SHA256/example.com/1"
+    );
+    let j = json(&r);
+    assert!(
+        j.contains(r#""method":null,"path":null,"version":null,"error":null,"mode":"tcp""#),
+        "{j}"
+    );
+}
+
+#[test]
 fn text_line_of_a_refused_request() {
     let mut r = Record::new("[2001:db8::1]:5000".parse().unwrap(), "web");
     r.time = may_14();

@@ -113,6 +113,15 @@ impl Tracker {
         }
     }
 
+    /// The connection is a TCP-mode session, relayed whole: its line is a `tcplog` one, timed
+    /// from the accept (`Tt`), with `Tw` and `Tc` from the end of the handshake.
+    pub(crate) fn tcp_session(&mut self) {
+        self.record.request = Request::Tcp;
+        self.wait_from = self.accepted;
+        self.first_byte = Some(self.accepted);
+        self.mark = Instant::now();
+    }
+
     /// The wait for a request head begins; `pending`: bytes of it are already here (pipelined).
     pub(crate) fn waiting(&mut self, pending: bool) {
         self.wait_from = Instant::now();

@@ -146,14 +146,14 @@ impl Balancers {
     }
 
     /// Picks a server of `backend` for a request, taking a slot under its `maxconn`, and
-    /// counts it in flight until the guard drops. `head` and `buf` are the parsed request (for
-    /// hashing algorithms), `client` its peer. Does not wait: `Err(NoServer::Full)` means the
+    /// counts it in flight until the guard drops. `request` is the parsed head and its buffer
+    /// (for algorithms hashing a part of it; `None` for a TCP connection, whose backend hashes
+    /// at most the source), `client` its peer. Does not wait: `Err(NoServer::Full)` means the
     /// request may queue ([`Balancers::wait`]).
     pub(crate) fn pick(
         self: &Rc<Self>,
         backend: usize,
-        head: &RequestHead,
-        buf: &[u8],
+        request: Option<(&RequestHead, &[u8])>,
         client: IpAddr,
         place: Placement<'_>,
     ) -> Result<InFlight, NoServer> {
@@ -172,7 +172,7 @@ impl Balancers {
             }
         }
         let need = self.needs.get(backend).ok_or(NoServer::Down)?;
-        let ctx = need.context(head, buf, client, self.now());
+        let ctx = need.context(request, client, self.now());
         let server = {
             let mut list = self.list.borrow_mut();
             let balancer = list.get_mut(backend).ok_or(NoServer::Down)?;
@@ -299,18 +299,24 @@ impl Need {
         }
     }
 
-    /// The pick context with only the data this algorithm reads.
+    /// The pick context with only the data this algorithm reads. Without a request (TCP
+    /// mode), a request key is absent: the algorithm falls back as for a request without it
+    /// (validation refuses such algorithms on TCP backends anyway).
     fn context<'a>(
         &self,
-        head: &RequestHead,
-        buf: &'a [u8],
+        request: Option<(&RequestHead, &'a [u8])>,
         client: IpAddr,
         now: u64,
     ) -> PickContext<'a> {
         let ctx = PickContext::new().with_now(now);
+        if let Need::Client = self {
+            return ctx.with_client(client);
+        }
+        let Some((head, buf)) = request else {
+            return ctx;
+        };
         match self {
-            Need::Nothing => ctx,
-            Need::Client => ctx.with_client(client),
+            Need::Nothing | Need::Client => ctx,
             Need::Path => ctx.with_path(split_target(target(head, buf)).0),
             Need::PathAndQuery | Need::Query => {
                 let (path, query) = split_target(target(head, buf));

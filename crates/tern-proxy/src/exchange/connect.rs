@@ -6,6 +6,8 @@
 //! carries the response head's buffer), over a stream of an HTTP/2 connection for a server
 //! spoken to in HTTP/2 (`proto`, see [`crate::exchange::h2`]).
 
+use std::net::SocketAddr;
+
 use tern_config::{ProxyProtocol, ServerProto};
 
 use crate::exchange::h2::{Target, UpstreamStream};
@@ -31,19 +33,8 @@ pub(crate) async fn obtain(
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = w.shared.backend(b);
     let srv = &be.servers[server];
-    // The runtime API may have moved the server (`set server addr`).
-    let address = w
-        .balancers
-        .state(b)
-        .and_then(|st| st.server(server))
-        .map_or(srv.address, |st| st.address(srv.address));
-    let tls = match (&srv.tls, w.shared.server_tls(b, server)) {
-        (Some(settings), Some(config)) => {
-            let (name, key) = upstream::server_name(settings, host, address.ip());
-            Some(upstream::TlsTarget { config, name, key })
-        }
-        _ => None,
-    };
+    let address = address(w, b, server);
+    let tls = tls_target(w, b, server, host, address);
     let target = Target {
         tls: tls.is_some(),
         addr: address,
@@ -102,6 +93,35 @@ pub(crate) async fn obtain(
         ServerConn::new(stream_of(stream), address, None, origin),
         false,
     ))
+}
+
+/// The address of `server` of backend `b`: the configured one, or where the runtime API moved
+/// it (`set server addr`).
+pub(crate) fn address(w: &Worker, b: usize, server: usize) -> SocketAddr {
+    let configured = w.shared.backend(b).servers[server].address;
+    w.balancers
+        .state(b)
+        .and_then(|st| st.server(server))
+        .map_or(configured, |st| st.address(configured))
+}
+
+/// How to open TLS to `server` of backend `b` at `address`, when it has `tls`; `host` is the
+/// request's Host value (for `sni = "host"`).
+pub(crate) fn tls_target<'w>(
+    w: &'w Worker,
+    b: usize,
+    server: usize,
+    host: Option<&[u8]>,
+    address: SocketAddr,
+) -> Option<upstream::TlsTarget<'w>> {
+    let srv = &w.shared.backend(b).servers[server];
+    match (&srv.tls, w.shared.server_tls(b, server)) {
+        (Some(settings), Some(config)) => {
+            let (name, key) = upstream::server_name(settings, host, address.ip());
+            Some(upstream::TlsTarget { config, name, key })
+        }
+        _ => None,
+    }
 }
 
 fn stream_of(stream: UpstreamStream) -> ServerStream {

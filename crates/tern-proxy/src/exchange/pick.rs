@@ -5,7 +5,8 @@
 //! Protocol-neutral but for one thing: hashing algorithms read their key (path, query, a
 //! header) from the request's parsed HTTP/1.1 head ([`tern_h1::RequestHead`]) in
 //! [`crate::exchange::balance::Balancers::pick`]; a second protocol is to hand its own head to
-//! the key reader there (`Need::context`).
+//! the key reader there (`Need::context`). A TCP connection has no request and hands none:
+//! only the source address can be hashed (`tcp.rs`).
 
 use std::net::IpAddr;
 
@@ -16,14 +17,14 @@ use crate::exchange::balance::{InFlight, Placement, Refusal};
 use crate::stats::bump;
 use crate::worker::Worker;
 
-/// A server of `backend` for the request (`head` in `buf`, from `client`): the persistent one
-/// of `placement` if it is up, else the algorithm's choice, avoiding the servers `placement`
-/// says; when every usable server is full, a slot from the queue.
+/// A server of `backend` for the request (its head and buffer; `None` for a TCP connection),
+/// from `client`: the persistent one of `placement` if it is up, else the algorithm's choice,
+/// avoiding the servers `placement` says; when every usable server is full, a slot from the
+/// queue.
 pub(crate) async fn pick_server(
     w: &Worker,
     backend: usize,
-    head: &RequestHead,
-    buf: &[u8],
+    request: Option<(&RequestHead, &[u8])>,
     client: IpAddr,
     placement: Placement<'_>,
 ) -> Result<InFlight, Refusal> {
@@ -32,7 +33,7 @@ pub(crate) async fn pick_server(
         persist,
         avoid: failed,
     } = placement;
-    let mut picked = balancers.pick(backend, head, buf, client, placement);
+    let mut picked = balancers.pick(backend, request, client, placement);
     if matches!(picked, Err(NoServer::Full)) && !failed.is_empty() {
         // Every usable server already failed this request: try them again rather than give up
         // (a single-server backend retries its server, as with `redispatch = false`).
@@ -40,7 +41,7 @@ pub(crate) async fn pick_server(
             persist,
             avoid: &[],
         };
-        picked = balancers.pick(backend, head, buf, client, again);
+        picked = balancers.pick(backend, request, client, again);
     }
     match picked {
         Ok(picked) => Ok(picked),
@@ -52,7 +53,7 @@ pub(crate) async fn pick_server(
                     persist: None,
                     avoid: failed,
                 };
-                balancers.pick(backend, head, buf, client, placement)
+                balancers.pick(backend, request, client, placement)
             };
             let waited = queue(w, backend, want, rebalance).await;
             let bc = &w.stats.backends[backend];

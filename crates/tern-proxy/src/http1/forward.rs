@@ -246,7 +246,8 @@ impl<S: ClientStream> H1Conn<S> {
         let w = Rc::clone(&self.w);
         let b = self.backend;
         let placement = out.attempt.placement(out.persisted.server);
-        let picked = pick_server(&w, b, &self.head, self.buf.data(), self.peer, placement).await;
+        let request = Some((&self.head, self.buf.data()));
+        let picked = pick_server(&w, b, request, self.peer, placement).await;
         match picked {
             Ok(picked) => {
                 if let Some(log) = self.log.as_deref_mut() {

@@ -22,8 +22,6 @@
 //!   line of the upgrade request, written then, has status 101, all its bytes, the whole
 //!   duration and a termination state saying which end ended it (`--` when both closed).
 
-use std::time::Duration;
-
 use tracing::debug;
 
 use crate::exchange::upstream::ServerConn;
@@ -31,7 +29,7 @@ use crate::http1::conn::{H1Conn, Next};
 use crate::listen::client::ClientStream;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::{add, bump};
-use crate::tunnel::{End, Ending, Report, Side, Tunnel};
+use crate::tunnel::{reset, End, Ending, Report, Side, Tunnel};
 
 impl<S: ClientStream> H1Conn<S> {
     /// Tunnels the client connection to `conn`, a connection to `server` whose `101` the client
@@ -107,10 +105,4 @@ impl<S: ClientStream> H1Conn<S> {
             add(bytes_out, report.down);
         }
     }
-}
-
-/// Makes the coming close of `tcp` a reset (RST): the other end of a tunnel failed, and its peer
-/// must not take the end of the tunnel for an orderly one.
-fn reset(tcp: &tokio::net::TcpStream) {
-    let _ = socket2::SockRef::from(tcp).set_linger(Some(Duration::ZERO));
 }

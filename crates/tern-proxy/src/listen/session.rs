@@ -1,20 +1,30 @@
 //! One client connection (a session): TLS handshake (`tls/handshake.rs`), then the protocol's
-//! loop until it ends: HTTP/2 (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with
-//! prior knowledge, else HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
+//! loop until it ends: the TCP relay (`tcp.rs`) on a frontend with `mode = "tcp"`, HTTP/2
+//! (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with prior knowledge, else
+//! HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
 //! worker takes the session up from [`resume`].
 
 use std::net::SocketAddr;
 use std::rc::Rc;
+
+use tern_config::ProxyMode;
 
 use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
 use crate::profiling::{Kind, Profiled};
+use crate::tcp;
 use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
 use crate::worker::Worker;
+
+/// Whether the frontend relays its connections whole (`mode = "tcp"`) rather than reading
+/// HTTP on them.
+fn is_tcp(w: &Worker, frontend: usize) -> bool {
+    w.shared.frontend(frontend).mode == ProxyMode::Tcp
+}
 
 /// Serves one accepted connection to its end.
 pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
@@ -30,6 +40,9 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
+        if is_tcp(&w, frontend) {
+            return tcp::serve(w, frontend, stream, peer, false, log).await;
+        }
         if w.shared.frontend(frontend).http2.cleartext {
             // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
             let info = http2::conn_info(peer, stream.local_addr().ok(), None);
@@ -76,7 +89,8 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
     serve_tls(w, frontend, tls, peer, log).await;
 }
 
-/// Serves an established TLS connection with the protocol ALPN chose.
+/// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
+/// ALPN chose.
 async fn serve_tls(
     w: Rc<Worker>,
     frontend: usize,
@@ -84,6 +98,9 @@ async fn serve_tls(
     peer: SocketAddr,
     log: Option<Box<Tracker>>,
 ) {
+    if is_tcp(&w, frontend) {
+        return tcp::serve(w, frontend, tls, peer, true, log).await;
+    }
     if http2::negotiated(tls.connection()) {
         let info = http2::conn_info(peer, tls.tcp().local_addr().ok(), Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.

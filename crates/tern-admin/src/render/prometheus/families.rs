@@ -105,6 +105,11 @@ pub(super) const FRONTEND: &[Family] = &[
         "Connections turned into tunnels by a 101 to an upgrade request (WebSocket).",
         &[("tunnels", "")],
     ),
+    one(
+        "tern_frontend_tcp_sessions_total",
+        "Connections served in TCP mode, relayed whole to a server.",
+        &[("tcp_sessions", "")],
+    ),
     Family {
         name: "tern_frontend_bytes_total",
         help: "Bytes of proxied exchanges of the frontend: `in` request bytes passed to servers, `out` \
@@ -134,6 +139,11 @@ pub(super) const BACKEND: &[Family] = &[
         "tern_backend_requests_total",
         "Requests sent towards the backend.",
         &[("requests", "")],
+    ),
+    one(
+        "tern_backend_tcp_sessions_total",
+        "TCP-mode connections relayed to one of the backend's servers (counted once connected).",
+        &[("tcp_sessions", "")],
     ),
     Family {
         name: "tern_backend_failed_requests_total",
@@ -206,6 +216,11 @@ pub(super) const SERVER: &[Family] = &[
         "tern_server_reused_requests_total",
         "Requests sent on a reused keep-alive connection.",
         &[("reused", "")],
+    ),
+    one(
+        "tern_server_tcp_sessions_total",
+        "TCP-mode connections relayed to the server (counted once connected).",
+        &[("tcp_sessions", "")],
     ),
     Family {
         name: "tern_server_checks_total",

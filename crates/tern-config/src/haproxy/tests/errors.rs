@@ -21,15 +21,9 @@ fn unknown_and_unsupported_keywords_name_file_line_and_keyword() {
 }
 
 #[test]
-fn mode_tcp_and_missing_mode_are_not_supported_yet() {
-    let e = errors("defaults\n  mode tcp\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  mode http\n  server s 10.0.0.1:80\n");
-    assert_eq!(e, ["haproxy.cfg:2: frontend f: keyword 'mode tcp' is not supported yet: tern proxies HTTP only"]);
-    let e = errors("frontend f\n  bind :80\n  mode http\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n");
-    assert_eq!(e.len(), 1);
-    assert!(
-        e[0].starts_with("haproxy.cfg:5: backend b: no 'mode http': HAProxy's default mode is tcp"),
-        "{e:?}"
-    );
+fn modes_other_than_http_and_tcp_are_not_supported() {
+    let e = errors("defaults\n  mode health\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  mode http\n  server s 10.0.0.1:80\n");
+    assert_eq!(e, ["haproxy.cfg:2: frontend f: keyword 'mode health' is not supported yet: tern proxies in http and tcp mode"]);
 }
 
 #[test]
@@ -109,7 +103,6 @@ fn unknown_sections_and_defaults_references() {
         [
             "haproxy.cfg:6: section 'userlist' is not supported yet",
             "haproxy.cfg:8: frontend f: no defaults section named 'nope' before this section",
-            "haproxy.cfg:8: frontend f: no 'mode http': HAProxy's default mode is tcp, which tern does not support yet (add 'mode http' here or in the defaults section)",
         ]
     );
 }

@@ -43,7 +43,7 @@ fn roundrobin_spreads_and_in_flight_guards_count() {
     let h = head(req);
     let picks: Vec<usize> = (0..6)
         .map(|_| {
-            b.pick(0, &h, req, CLIENT, Placement::default())
+            b.pick(0, Some((&h, req)), CLIENT, Placement::default())
                 .unwrap()
                 .server()
         })
@@ -51,7 +51,9 @@ fn roundrobin_spreads_and_in_flight_guards_count() {
     for s in 0..3 {
         assert_eq!(picks.iter().filter(|&&p| p == s).count(), 2, "{picks:?}");
     }
-    let held = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
+    let held = b
+        .pick(0, Some((&h, req)), CLIENT, Placement::default())
+        .unwrap();
     assert_eq!(b.list.borrow()[0].inflight(held.server()), 1);
     let server = held.server();
     drop(held);
@@ -63,16 +65,22 @@ fn leastconn_avoids_the_busy_server() {
     let b = balancers(&format!("balance = \"leastconn\"\n{SERVERS}"), 0);
     let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let h = head(req);
-    let first = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
-    let second = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
-    let third = b.pick(0, &h, req, CLIENT, Placement::default()).unwrap();
+    let first = b
+        .pick(0, Some((&h, req)), CLIENT, Placement::default())
+        .unwrap();
+    let second = b
+        .pick(0, Some((&h, req)), CLIENT, Placement::default())
+        .unwrap();
+    let third = b
+        .pick(0, Some((&h, req)), CLIENT, Placement::default())
+        .unwrap();
     let mut busy = vec![first.server(), second.server(), third.server()];
     busy.sort_unstable();
     assert_eq!(busy, [0, 1, 2]);
     let freed = second.server();
     drop(second);
     assert_eq!(
-        b.pick(0, &h, req, CLIENT, Placement::default())
+        b.pick(0, Some((&h, req)), CLIENT, Placement::default())
             .unwrap()
             .server(),
         freed
@@ -107,12 +115,12 @@ fn hashing_reads_the_key_it_names() {
         let b = balancers(&format!("{balance}\n{SERVERS}"), 3);
         let (h1, h2) = (head(one), head(other));
         let s1 = b
-            .pick(0, &h1, one, CLIENT, Placement::default())
+            .pick(0, Some((&h1, one)), CLIENT, Placement::default())
             .unwrap()
             .server();
         for _ in 0..5 {
             assert_eq!(
-                b.pick(0, &h2, other, CLIENT, Placement::default())
+                b.pick(0, Some((&h2, other)), CLIENT, Placement::default())
                     .unwrap()
                     .server(),
                 s1,
@@ -131,7 +139,7 @@ fn backups_serve_only_when_every_active_server_is_down() {
     let h = head(req);
     for _ in 0..4 {
         assert_eq!(
-            b.pick(0, &h, req, CLIENT, Placement::default())
+            b.pick(0, Some((&h, req)), CLIENT, Placement::default())
                 .unwrap()
                 .server(),
             0
@@ -139,7 +147,7 @@ fn backups_serve_only_when_every_active_server_is_down() {
     }
     b.list.borrow_mut()[0].set_usable(0, false);
     assert_eq!(
-        b.pick(0, &h, req, CLIENT, Placement::default())
+        b.pick(0, Some((&h, req)), CLIENT, Placement::default())
             .unwrap()
             .server(),
         1

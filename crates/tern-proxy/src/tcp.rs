@@ -1,0 +1,169 @@
+//! TCP mode (`mode = "tcp"`): a client connection relayed whole to one server, its bytes never
+//! read. What stunnel and hitch do (TLS terminated, plain TCP to the server), what HAProxy's
+//! `mode tcp` does (plain in and out, or TLS re-encrypted to servers with `tls`).
+//!
+//! A session runs these steps in turn, each in its own place:
+//!
+//! 1. **Route** (here): the frontend's `use_backend` rules on connection facts (source, port,
+//!    TLS, SNI; validation refuses conditions on requests), else `default_backend`.
+//! 2. **Server and connection** ([`connect`]): stickiness on the source, the balancer's pick
+//!    (every algorithm; `source` hashing reads the client address) under the servers'
+//!    `maxconn` and the backend queue, then a new connection (TLS and the PROXY header as for
+//!    HTTP, never pooled: a TCP server connection carries one client's bytes) under the
+//!    `connect` timeout; a failed connect is retried `retries` times, on another server with
+//!    `redispatch` ([`crate::exchange::attempt::Attempt`], as for HTTP).
+//! 3. **Relay** ([`relay`]): the protocol-neutral [`crate::tunnel::Tunnel`] both ways at once,
+//!    with one bounded buffer per direction, half-closes passed on (FIN; close_notify on TLS),
+//!    a reset on one side passed on as a reset of the other, and the backend's `tunnel`
+//!    timeout (else the frontend's `client` and the backend's `server`, as HAProxy does).
+//!    Counters, passive checks and the `tcplog` access log line are written when it ends.
+//!
+//! No server could be had (all down, queue full or timed out, every retry failed): the client
+//! connection is closed, as HAProxy does, since there is no protocol to answer in.
+//!
+//! A graceful stop or a drain does not cut a TCP session: it has no request boundary, so like a
+//! WebSocket tunnel it runs until both ends close, bounded by `global.grace` (stop) or
+//! `hard_stop_after` (drain after a reload or upgrade).
+//!
+//! Not here yet (issue 17): TLS passthrough routed by SNI without terminating, PROXY protocol
+//! received on binds, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+
+// A server for the session: stickiness, the pick, the queue, connect retries.
+mod connect;
+// The relay, and what the end of a session counts and logs.
+mod relay;
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use tern_config::Facts;
+use tracing::debug;
+
+use crate::access_log::Tracker;
+use crate::buffer::Buffer;
+use crate::listen::client::ClientStream;
+use crate::stats::bump;
+use crate::worker::Worker;
+
+/// Working size of the client side's buffer (the server side's is a server connection's).
+const CLIENT_BUFFER: usize = 16 * 1024;
+
+/// Serves a TCP-mode connection (after its TLS handshake, if any) until it ends.
+pub(crate) async fn serve<S: ClientStream>(
+    w: Rc<Worker>,
+    frontend: usize,
+    mut io: S,
+    peer: SocketAddr,
+    tls: bool,
+    mut log: Option<Box<Tracker>>,
+) {
+    bump(&w.stats.frontends[frontend].tcp_sessions);
+    if let Some(log) = log.as_deref_mut() {
+        log.tcp_session();
+    }
+    let Some(backend) = route(&w, frontend, &io, peer, tls) else {
+        debug!(%peer, "no backend for the connection: closing it");
+        bump(&w.stats.frontends[frontend].no_backend);
+        if let Some(log) = log.as_deref_mut() {
+            log.refused(*b"PR");
+            log.emit(&w);
+        }
+        return;
+    };
+    if let Some(log) = log.as_deref_mut() {
+        log.backend(backend);
+    }
+    let session = connect::Session {
+        w: &w,
+        backend,
+        peer,
+    };
+    let Some((server, conn, attempt)) = session.server(&io, log.as_deref_mut()).await else {
+        // Closed without a word: the tracker has the state (queue, connect) that ended it.
+        if let Some(log) = log.as_deref_mut() {
+            log.emit(&w);
+        }
+        return;
+    };
+    let mut buf = Buffer::new(CLIENT_BUFFER, CLIENT_BUFFER);
+    let ends = relay::Ends {
+        client: &mut io,
+        client_buf: &mut buf,
+        server: conn,
+    };
+    relay::run(&w, frontend, backend, server, ends, log.as_deref_mut()).await;
+    // The server's slot is held until the relay ended.
+    drop(attempt);
+    if let Some(log) = log.as_deref_mut() {
+        log.emit(&w);
+    }
+}
+
+/// The backend of the connection: the first `use_backend` rule whose condition holds on the
+/// connection's facts, else `default_backend`.
+fn route<S: ClientStream>(
+    w: &Worker,
+    frontend: usize,
+    io: &S,
+    peer: SocketAddr,
+    tls: bool,
+) -> Option<usize> {
+    let routing = &w.shared.routing[frontend];
+    if let Some(fixed) = routing.fixed() {
+        return fixed;
+    }
+    let facts = Connection {
+        peer,
+        local_port: io.local_addr().map_or(0, |a| a.port()),
+        tls,
+        sni: io.sni(),
+    };
+    routing.use_backend(&w.shared.frontend(frontend).use_backend, &facts)
+}
+
+/// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
+/// refuses conditions on request parts, so those answers are never asked for).
+struct Connection<'a> {
+    peer: SocketAddr,
+    local_port: u16,
+    tls: bool,
+    sni: Option<&'a str>,
+}
+
+impl Facts for Connection<'_> {
+    fn method(&self) -> &[u8] {
+        b""
+    }
+
+    fn url(&self) -> &[u8] {
+        b""
+    }
+
+    fn path(&self) -> &[u8] {
+        b""
+    }
+
+    fn any_header(&self, _name: &str, _each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+        false
+    }
+
+    fn version(&self) -> (u8, u8) {
+        (0, 0)
+    }
+
+    fn src(&self) -> std::net::IpAddr {
+        self.peer.ip()
+    }
+
+    fn dst_port(&self) -> u16 {
+        self.local_port
+    }
+
+    fn tls(&self) -> bool {
+        self.tls
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.sni
+    }
+}
