@@ -20,6 +20,7 @@
 //! | `response.rs` | the HTTP/1.1 response the session writes, as HEADERS, DATA and trailers |
 //! | `stream.rs` | the two joined as one [`ClientStream`](crate::listen::client::ClientStream) |
 
+mod coalesce;
 mod connect;
 mod flood;
 mod linger;
@@ -48,6 +49,7 @@ use crate::listen::accept::Acceptor;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
+pub(crate) use coalesce::Coalesce;
 use flood::{ControlBudget, FloodGuard};
 pub(crate) use linger::Lingering;
 pub(crate) use request::BodyFraming;

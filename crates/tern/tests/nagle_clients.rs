@@ -7,8 +7,9 @@
 //! handshakes on a worker and on the offload thread, and for resumed TLS 1.2 sessions (where
 //! the client's Finished is the last flight too).
 //!
-//! The bound is a median over 20 connections, far under the 40 ms the stall costs and far over
-//! what a handshake costs here, so the host's noise does not decide the outcome.
+//! The bound is a median over 20 connections: 20 ms, half the 40 ms the stall costs (a stall
+//! delays every connection, so the median with it is above 40 ms) and far over what a handshake
+//! costs here (under 2 ms quiet; a median of 10 ms was once seen with two builds running).
 
 #![allow(clippy::unwrap_used)]
 
@@ -21,7 +22,7 @@ use tern_tls::KeyKind;
 
 const CONNECTIONS: usize = 20;
 /// The median first-response time allowed, in milliseconds.
-const MEDIAN_LIMIT_MS: f64 = 10.0;
+const MEDIAN_LIMIT_MS: f64 = 20.0;
 
 /// The first-response times (ms) of `CONNECTIONS` new connections from the Python client.
 fn python_first_responses(tern: &Tern, mode: &str) -> Vec<f64> {

@@ -104,7 +104,9 @@ async fn serve_tls(
     if http2::negotiated(tls.connection()) {
         let info = http2::conn_info(peer, tls.tcp().local_addr().ok(), Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
-        return http2::serve(w, frontend, http2::Lingering(tls), info, log).await;
+        // Over TLS a flush is a socket write: the connection's frames of one turn share it.
+        let io = http2::Coalesce::new(http2::Lingering(tls));
+        return http2::serve(w, frontend, io, info, log).await;
     }
     let proxy = conn::serve(w, frontend, tls, peer, true, log);
     Profiled::new(Kind::Request, proxy).await;
