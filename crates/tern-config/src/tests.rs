@@ -65,7 +65,7 @@ fn minimal_config_gets_documented_defaults() {
     assert_eq!(
         be.pool,
         PoolSettings {
-            max_idle_per_server: 64,
+            max_idle_per_server: 1024,
             idle_timeout: Duration::from_secs(30)
         }
     );

@@ -53,7 +53,7 @@ impl Checker<'_> {
                     &path.key("pool").key("max_idle_per_server"),
                     raw.pool.max_idle_per_server,
                     0..=65_535,
-                    64,
+                    1024,
                 ) as usize,
                 idle_timeout: self.duration(
                     &path.key("pool").key("idle_timeout"),

@@ -44,7 +44,8 @@ pub(crate) async fn obtain(
         let origin = proxy.map(|(_, origin)| origin);
         if srv.proto != ServerProto::Http1 {
             if let Some(stream) = w.pools.h2.stream(b, server, key, origin, target) {
-                let conn = ServerConn::new(stream_of(stream), address, None, origin);
+                let buf = w.pools.lend();
+                let conn = ServerConn::new(stream_of(stream), buf, address, None, origin);
                 return Ok((conn, true));
             }
         }
@@ -89,8 +90,9 @@ pub(crate) async fn obtain(
             });
         }
     };
+    let buf = w.pools.lend();
     Ok((
-        ServerConn::new(stream_of(stream), address, None, origin),
+        ServerConn::new(stream_of(stream), buf, address, None, origin),
         false,
     ))
 }

@@ -9,6 +9,11 @@
 //! from each request (`sni = "host"`) are reused only for requests with the same name, and
 //! connections to a server with `proxy_protocol` only for requests with the same client and
 //! local addresses, i.e. of the same client connection (its PROXY header named them).
+//!
+//! **Buffers are lent, not kept.** An idle connection holds no read buffer: checkin takes its
+//! buffer back into the worker's spare list and checkout lends one (as HAProxy's idle
+//! connections hold no buffer), so keeping many idle connections costs sockets, not 32 KiB
+//! each, and a stream of an HTTP/2 server connection borrows one for its exchange too.
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -17,9 +22,13 @@ use std::rc::Rc;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
+use crate::buffer::Buffer;
 use crate::exchange::h2::Sessions;
 use crate::exchange::proxy_header::Origin;
-use crate::exchange::upstream::{ServerConn, ServerStream};
+use crate::exchange::upstream::{ServerConn, ServerStream, BUFFER_SIZE, RESPONSE_LIMITS};
+
+/// Spare read buffers kept per worker, at most (32 KiB each).
+const MAX_SPARE_BUFFERS: usize = 256;
 
 #[derive(Debug)]
 struct IdleConn {
@@ -34,6 +43,8 @@ pub(crate) struct Pools {
     /// The HTTP/2 connections, whose streams are requests: kept by the same settings.
     pub(crate) h2: Sessions,
     settings: Vec<PoolSettings>,
+    /// Read buffers of connections gone idle (or closed), lent at checkout.
+    spare: RefCell<Vec<Buffer>>,
 }
 
 impl Pools {
@@ -48,6 +59,7 @@ impl Pools {
             ),
             h2: Sessions::new(backends),
             settings: backends.iter().map(|&(_, s)| s).collect(),
+            spare: RefCell::new(Vec::new()),
         })
     }
 
@@ -72,6 +84,7 @@ impl Pools {
         while let Some(at) = list.iter().rposition(fits) {
             let mut c = list.remove(at);
             if c.since.elapsed() < max_age && c.conn.addr == address && c.conn.is_usable() {
+                c.conn.buf = self.lend();
                 return Some(c.conn);
             }
         }
@@ -81,7 +94,8 @@ impl Pools {
     /// Keeps `conn` for reuse, unless the server already has `max_idle_per_server` idle ones
     /// (then it is closed). A stream of an HTTP/2 connection ends here; its connection stays
     /// in [`Sessions`].
-    pub(crate) fn checkin(&self, backend: usize, server: usize, conn: ServerConn) {
+    pub(crate) fn checkin(&self, backend: usize, server: usize, mut conn: ServerConn) {
+        self.give_back(std::mem::replace(&mut conn.buf, Buffer::empty()));
         if matches!(conn.stream, ServerStream::H2(_)) {
             return;
         }
@@ -97,6 +111,25 @@ impl Pools {
                 conn,
                 since: Instant::now(),
             });
+        }
+    }
+
+    /// A read buffer for a server connection's exchange: a spare one, emptied, or a new one.
+    pub(crate) fn lend(&self) -> Buffer {
+        match self.spare.borrow_mut().pop() {
+            Some(mut buf) => {
+                buf.reset(RESPONSE_LIMITS.max_head_size);
+                buf
+            }
+            None => Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
+        }
+    }
+
+    /// Keeps `buf` for the next exchange, unless enough are kept or it grew.
+    pub(crate) fn give_back(&self, buf: Buffer) {
+        let mut spare = self.spare.borrow_mut();
+        if spare.len() < MAX_SPARE_BUFFERS && buf.capacity() == BUFFER_SIZE {
+            spare.push(buf);
         }
     }
 
@@ -124,6 +157,7 @@ impl Pools {
             servers.iter_mut().for_each(Vec::clear);
         }
         self.h2.clear();
+        self.spare.borrow_mut().clear();
     }
 }
 

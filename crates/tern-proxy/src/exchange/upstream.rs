@@ -47,10 +47,14 @@ use crate::exchange::proxy_header::{self, Origin};
 
 /// Working size of a server connection's read buffer: the unit in which response bodies are
 /// relayed (fewer, larger reads and writes for big bodies; small enough to keep many pooled).
-const BUFFER_SIZE: usize = 32 * 1024;
+pub(crate) const BUFFER_SIZE: usize = 32 * 1024;
 
 /// Reads an idle TLS connection may take before it is judged (a few tickets fit in one).
 const MAX_IDLE_READS: usize = 4;
+
+/// What one read of an idle connection may take: idle connections keep no buffer of their
+/// own (the pool lends one at checkout), so the judgement reads into this much stack.
+const IDLE_READ: usize = 4096;
 
 /// Limits on response heads. Servers are trusted more than clients, but a head still has to
 /// fit the buffer: a larger one is answered 502.
@@ -155,6 +159,7 @@ pub(crate) async fn connect(
     };
     Ok(ServerConn::new(
         stream,
+        Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
         addr,
         key,
         proxy.map(|(_, origin)| origin),
@@ -296,9 +301,10 @@ impl AsyncWrite for ServerStream {
 }
 
 impl ServerConn {
-    /// A connection over `stream`, with an empty read buffer.
+    /// A connection over `stream` reading into `buf` (empty).
     pub(crate) fn new(
         stream: ServerStream,
+        buf: Buffer,
         addr: SocketAddr,
         key: Option<Box<str>>,
         origin: Option<Origin>,
@@ -306,7 +312,7 @@ impl ServerConn {
         ServerConn {
             addr,
             stream,
-            buf: Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
+            buf,
             head: ResponseHead::new(),
             key,
             origin,
@@ -317,16 +323,16 @@ impl ServerConn {
     /// server since its last response (see the module docs).
     pub(crate) fn is_usable(&mut self) -> bool {
         let mut cx = Context::from_waker(Waker::noop());
+        let mut scratch = [0u8; IDLE_READ];
         match &mut self.stream {
             ServerStream::Plain(tcp) => match tcp.poll_read_ready(&mut cx) {
                 Poll::Pending => true,
                 Poll::Ready(Err(_)) => false,
                 Poll::Ready(Ok(())) => {
-                    self.buf.clear();
-                    matches!(tcp.try_read(self.buf.spare()), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+                    matches!(tcp.try_read(&mut scratch), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
                 }
             },
-            ServerStream::Tls(tls) => tls_is_usable(tls, &mut self.buf, &mut cx),
+            ServerStream::Tls(tls) => tls_is_usable(tls, &mut scratch, &mut cx),
             // A stream serves one request: its connection is pooled by `exchange::h2`.
             ServerStream::H2(_) => false,
         }
@@ -335,7 +341,7 @@ impl ServerConn {
 
 /// [`ServerConn::is_usable`] for TLS: raw bytes that arrived are passed to rustls; only
 /// handshake messages (session tickets, key updates) leave the connection usable.
-fn tls_is_usable(tls: &mut TlsStream<TcpStream>, buf: &mut Buffer, cx: &mut Context<'_>) -> bool {
+fn tls_is_usable(tls: &mut TlsStream<TcpStream>, scratch: &mut [u8], cx: &mut Context<'_>) -> bool {
     let (tcp, conn) = tls.get_mut();
     for _ in 0..MAX_IDLE_READS {
         match tcp.poll_read_ready(cx) {
@@ -343,16 +349,14 @@ fn tls_is_usable(tls: &mut TlsStream<TcpStream>, buf: &mut Buffer, cx: &mut Cont
             Poll::Ready(Err(_)) => return false,
             Poll::Ready(Ok(())) => {}
         }
-        buf.clear();
-        let spare = buf.spare();
-        let n = match tcp.try_read(spare) {
+        let n = match tcp.try_read(scratch) {
             Ok(0) => return false,
             Ok(n) => n,
             // A spurious wake-up: readiness is cleared, the next poll says Pending.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => return false,
         };
-        let mut records = &spare[..n];
+        let mut records = &scratch[..n];
         // Bounded: each round takes at least one byte, or stops.
         while !records.is_empty() {
             match conn.read_tls(&mut records) {
