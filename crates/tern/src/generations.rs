@@ -276,11 +276,14 @@ impl Generations {
         inner.current.is_finished() && inner.old.is_none()
     }
 
-    /// Stops every generation now (SIGTERM while draining after an upgrade).
+    /// Stops every generation now (SIGTERM while draining after an upgrade). The listening
+    /// sockets close at once (see [`Generations::shutdown`]).
     pub fn stop_all(&self) {
-        let inner = self.lock();
+        let mut inner = self.lock();
+        inner.current.release_listeners();
         inner.current.shutdown();
-        if let Some(old) = &inner.old {
+        if let Some(old) = &mut inner.old {
+            old.handle.release_listeners();
             old.handle.shutdown();
         }
     }
@@ -292,8 +295,13 @@ impl Generations {
             self.refused.load(Ordering::Relaxed),
         );
         let mut inner = self.inner.into_inner().unwrap_or_else(|e| e.into_inner());
+        // The handles' duplicates of the listening sockets would keep them open, completing
+        // handshakes no worker accepts any more: clients would connect and wait for nothing
+        // until the process exits. Closed now, new connections are refused and go elsewhere.
+        inner.current.release_listeners();
         inner.current.shutdown();
-        if let Some(old) = inner.old.take() {
+        if let Some(mut old) = inner.old.take() {
+            old.handle.release_listeners();
             old.handle.shutdown();
             inner.retire(old);
         }

@@ -39,3 +39,35 @@ fn sigterm_right_after_ready_stops_tern_term_gracefully() {
         );
     }
 }
+
+/// A stopping tern closes its listening sockets at once: a new client is refused (and can go
+/// to another instance) instead of being accepted by the kernel and never served, while the
+/// request already in flight still gets its answer.
+#[test]
+fn a_stopping_tern_refuses_new_connections_and_finishes_requests_in_flight() {
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    let term = Term::start("stop-refuse");
+    let mut tern = Tern::run(&Config::new().terms(&[&term]).toml());
+    let addr = tern.addr();
+    let slow = std::thread::spawn(move || {
+        raw_exchange(
+            addr,
+            b"GET /?t=1500 HTTP/1.1\r\nHost: x\r\n\r\n",
+            Duration::from_secs(10),
+        )
+    });
+    // The request reaches the server (which holds it 1.5 s), then tern is told to stop.
+    std::thread::sleep(Duration::from_millis(400));
+    tern.proc.signal("TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}"),
+        Ok(_) => panic!("a stopping tern accepted a new connection on {addr}"),
+    }
+    let answer = slow.join().unwrap();
+    assert_eq!(answer.status(), Some(200), "{}", answer.text());
+    let status = tern.proc.wait_exit(Duration::from_secs(15));
+    assert!(status.success(), "tern exited with {status}");
+}
