@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tern_config::ProxyMode;
+use tokio::io::BufWriter;
 
 use crate::access_log::Tracker;
 use crate::http1::conn;
@@ -19,6 +20,10 @@ use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
 use crate::worker::Worker;
+
+/// What an h2c connection's writes gather before they go to the socket (as TLS gathers them
+/// in rustls' buffer).
+const H2C_WRITE_BUFFER: usize = 16 * 1024;
 
 /// Whether the frontend relays its connections whole (`mode = "tcp"`) rather than reading
 /// HTTP on them.
@@ -46,7 +51,11 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         if w.shared.frontend(frontend).http2.cleartext {
             // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
             let info = http2::conn_info(peer, stream.local_addr().ok(), None);
-            return http2::serve(w, frontend, http2::Lingering(stream), info, log).await;
+            // A plain socket writes at each write: a buffer makes the flush the socket write,
+            // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
+            let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
+            let io = http2::Coalesce::new(buffered);
+            return http2::serve(w, frontend, io, info, log).await;
         }
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
