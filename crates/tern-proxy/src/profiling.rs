@@ -87,6 +87,9 @@ pub enum Kind {
     Response,
     /// A tunnel after a `101` (`tunnel.rs`): bytes relayed both ways.
     Tunnel,
+    /// An HTTP/2 connection's own task, client or server side: framing, HPACK, flow control,
+    /// taking streams in (each stream's exchange is `request`, `response`, ...).
+    Http2,
     /// The once-a-second sweep of idle server connections.
     PoolSweep,
     /// Active and passive health checks (the health checker's thread).
@@ -95,7 +98,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order of reports.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Accept,
         Kind::TlsHandshake,
         Kind::Request,
@@ -103,6 +106,7 @@ impl Kind {
         Kind::Connect,
         Kind::Response,
         Kind::Tunnel,
+        Kind::Http2,
         Kind::PoolSweep,
         Kind::HealthCheck,
     ];
@@ -117,6 +121,7 @@ impl Kind {
             Kind::Connect => "connect",
             Kind::Response => "response",
             Kind::Tunnel => "tunnel",
+            Kind::Http2 => "http2",
             Kind::PoolSweep => "pool_sweep",
             Kind::HealthCheck => "health_check",
         }

@@ -55,7 +55,8 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
             let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
             let io = http2::Coalesce::new(buffered);
-            return http2::serve(w, frontend, io, info, log).await;
+            let h2 = http2::serve(w, frontend, io, info, log);
+            return Profiled::new(Kind::Http2, h2).await;
         }
         let proxy = conn::serve(w, frontend, stream, peer, false, log);
         return Profiled::new(Kind::Request, proxy).await;
@@ -115,7 +116,8 @@ async fn serve_tls(
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
         let io = http2::Coalesce::new(http2::Lingering(tls));
-        return http2::serve(w, frontend, io, info, log).await;
+        let h2 = http2::serve(w, frontend, io, info, log);
+        return Profiled::new(Kind::Http2, h2).await;
     }
     let proxy = conn::serve(w, frontend, tls, peer, true, log);
     Profiled::new(Kind::Request, proxy).await;

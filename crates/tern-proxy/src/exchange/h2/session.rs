@@ -20,6 +20,7 @@ use tracing::debug;
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::{ServerStream, RESPONSE_LIMITS};
 use crate::h2body::OUT_LIMIT;
+use crate::profiling::{Kind, Profiled};
 
 /// The window a stream's response may fill before the relay reads it: the most a response
 /// buffers in tern per stream.
@@ -57,12 +58,13 @@ impl Session {
         let (send, connection) = builder().handshake::<_, Bytes>(stream).await?;
         let ended = Rc::new(Cell::new(false));
         let flag = Rc::clone(&ended);
-        tokio::task::spawn_local(async move {
+        let drive = async move {
             if let Err(e) = connection.await {
                 debug!(%addr, error = %e, "HTTP/2 server connection ended");
             }
             flag.set(true);
-        });
+        };
+        tokio::task::spawn_local(Profiled::new(Kind::Http2, drive));
         Ok(Rc::new(Session {
             send,
             streams: Cell::new(0),
