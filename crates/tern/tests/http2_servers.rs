@@ -7,7 +7,10 @@
 //! - Python's `grpcio` (tests/clients/grpc_server.py and grpc_client.py, raw-bytes methods, no
 //!   code generation) for gRPC end to end, h2c on both sides and TLS on both sides: unary and
 //!   streaming calls each way and both ways, trailers (`grpc-status`, `grpc-message`, custom
-//!   trailing metadata), deadlines, and a cancellation that must reach the server.
+//!   trailing metadata), deadlines, and a cancellation that must reach the server;
+//! - server resets: before the response head (`tern term`'s `x=N` over HTTP/2: a 502) and in
+//!   the middle of the body (tests/clients/h2_reset_server.py, on Python's h2): the client's
+//!   stream is reset or its connection cut, never a short body taken for a whole one.
 //!
 //! `.ci/run` installs nghttp2-server and grpcio.
 
@@ -382,4 +385,78 @@ fn grpc_over_tls_on_both_sides() {
     grpc_through(&t, &server, Some(&dir.join("site.crt")));
     let c = t.stop();
     assert_eq!(c.get("server app/s1", "connects"), 1, "{:?}", c.0);
+}
+
+/// tern with a TLS bind offering h2 and http/1.1, over one HTTP/2 server at `addr` (h2c).
+fn tern_h2_both(tag: &str, addr: &str) -> Tern {
+    let dir = temp_dir(tag);
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let cfg = Config::new()
+        .frontend(&format!(
+            "tls = {{ certs = [{cert:?}], alpn = [\"h2\", \"http/1.1\"] }}"
+        ))
+        .raw_server(&format!(
+            "{{ name = \"s1\", address = \"{addr}\", proto = \"h2\" }}"
+        ));
+    Tern::run_in(dir, &cfg.toml())
+}
+
+/// curl over TLS to `path` on tern, with `version` (`--http2`, `--http1.1`): its exit code and
+/// the status it printed.
+fn curl_status(t: &Tern, version: &str, path: &str) -> (Option<i32>, String) {
+    let port = t.addr().port();
+    let resolve = format!("localhost:{port}:127.0.0.1");
+    let url = format!("https://localhost:{port}{path}");
+    let out = curl(&[
+        "-k",
+        version,
+        "--resolve",
+        &resolve,
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &url,
+    ]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A server that resets a stream before its response (`tern term`'s `x=N` over HTTP/2, whose
+/// reset comes before the head): the client gets a 502, whatever it speaks.
+#[test]
+fn a_server_reset_before_the_response_is_a_502() {
+    let term = Term::start("h2s-reset-head");
+    let t = tern_h2_both("h2s-reset-head-tern", &term.addr.to_string());
+    for version in ["--http2", "--http1.1"] {
+        let (code, status) = curl_status(&t, version, "/?s=100k&x=1000");
+        assert_eq!((code, status.as_str()), (Some(0), "502"), "{version}");
+    }
+    assert_eq!(curl_status(&t, "--http2", "/?s=1k").1, "200");
+    let c = t.stop();
+    assert_eq!(c.get("backend app", "upstream_errors"), 2, "{:?}", c.0);
+}
+
+/// A server that resets a stream in the middle of its response (a Python h2 server: a 200 with
+/// a length, 1000 bytes, RST_STREAM): an HTTP/2 client sees its own stream reset (curl's exit
+/// 92), an HTTP/1.1 client its connection cut (exit 18, partial file); never a short body
+/// taken for a whole one.
+#[test]
+fn a_server_reset_mid_response_reaches_the_client() {
+    let server = Server::spawn(
+        Command::new("python3").arg(script("h2_reset_server.py")),
+        "python3 with h2",
+    );
+    let port = server
+        .wait_line("port ", Duration::from_secs(20))
+        .expect("the reset server printed no port (is h2 installed?)");
+    let t = tern_h2_both("h2s-reset-body", &format!("127.0.0.1:{port}"));
+    for (version, expected) in [("--http2", 92), ("--http1.1", 18)] {
+        let (code, _) = curl_status(&t, version, "/");
+        assert_eq!(code, Some(expected), "{version}");
+    }
+    let c = t.stop();
+    assert_eq!(c.get("backend app", "aborted_responses"), 2, "{:?}", c.0);
 }

@@ -66,7 +66,7 @@ fn a_stopping_tern_refuses_new_connections_and_finishes_requests_in_flight() {
         Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}"),
         Ok(_) => panic!("a stopping tern accepted a new connection on {addr}"),
     }
-    let answer = slow.join().unwrap();
+    let answer = slow.join().expect("the slow request thread");
     assert_eq!(answer.status(), Some(200), "{}", answer.text());
     let status = tern.proc.wait_exit(Duration::from_secs(15));
     assert!(status.success(), "tern exited with {status}");
