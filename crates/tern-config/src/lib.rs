@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod files;
 pub mod haproxy;
 pub mod locate;
 pub mod model;
@@ -46,7 +47,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 /// HAProxy file (keywords with no effect in tern, or mapped approximately); a TOML file has
 /// none.
 pub fn load_with_warnings(path: &Path) -> Result<(Config, Vec<Warning>), ConfigErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = files::read_to_string(path).map_err(|e| {
         ConfigErrors(vec![ConfigError {
             file: path.to_path_buf(),
             line: None,

@@ -119,7 +119,7 @@ fn load_one(cert: &Certificate) -> Result<Loaded, TlsError> {
         None => Some(with_suffix(path, ".ocsp")).filter(|p| p.is_file()),
     };
     if let Some(ocsp_path) = ocsp_path {
-        let response = std::fs::read(&ocsp_path).map_err(|cause| TlsError::Read {
+        let response = tern_config::files::read(&ocsp_path).map_err(|cause| TlsError::Read {
             path: ocsp_path.clone(),
             cause,
         })?;

@@ -60,7 +60,7 @@ pub fn client_verifier(auth: &ClientAuth) -> Result<Option<Arc<dyn ClientCertVer
 
 /// The CRLs of one file: PEM (`X509 CRL` blocks) or one DER CRL, each checked to parse.
 fn load_crls(path: &Path) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
-    let bytes = std::fs::read(path).map_err(|cause| TlsError::Read {
+    let bytes = tern_config::files::read(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
         cause,
     })?;

@@ -125,7 +125,7 @@ impl PemContents {
 }
 
 fn read_pem(path: &Path) -> Result<PemContents, TlsError> {
-    let bytes = std::fs::read(path).map_err(|cause| TlsError::Read {
+    let bytes = tern_config::files::read(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
         cause,
     })?;

@@ -55,7 +55,7 @@ pub fn upstream_config(tls: &ServerTls) -> Result<Arc<ClientConfig>, TlsError> {
 
 /// The trust anchors of a CA bundle: every certificate of the PEM file.
 pub(crate) fn load_ca(path: &Path) -> Result<RootCertStore, TlsError> {
-    let bytes = std::fs::read(path).map_err(|cause| TlsError::Read {
+    let bytes = tern_config::files::read(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
         cause,
     })?;

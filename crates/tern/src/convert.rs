@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use crate::cli::ConvertArgs;
 
 pub fn main(args: &ConvertArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.file) {
+    let text = match tern_config::files::read_to_string(&args.file) {
         Ok(text) => text,
         Err(e) => {
             eprintln!(

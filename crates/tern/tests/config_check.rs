@@ -409,3 +409,31 @@ fn the_sample_configuration_in_dist_is_valid() {
     let done = check(&write_config(&dir, &text));
     assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
 }
+
+/// A path that names a device or a FIFO, for the configuration or a certificate, is refused at
+/// once with its reason: `/dev/zero` never ends and a FIFO never answers, so reading either
+/// would eat memory or hang `tern check` (and a reload).
+#[test]
+fn devices_and_fifos_are_refused_not_read() {
+    let f = check("/dev/zero");
+    assert_eq!(f.code, Some(2), "{}", f.stderr);
+    assert!(f.stderr.contains("not a regular file"), "{}", f.stderr);
+
+    let dir = temp_dir("check-dev");
+    let fifo = dir.join("certs.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for cert in ["/dev/urandom", fifo.to_str().unwrap()] {
+        let text = config_text("", &format!("tls = {{ certs = [{cert:?}] }}"), "app");
+        let f = check(&write_config(&dir, &text));
+        assert_eq!(f.code, Some(2), "{cert}: {}", f.stderr);
+        assert!(
+            f.stderr.contains("not a regular file"),
+            "{cert}: {}",
+            f.stderr
+        );
+    }
+}

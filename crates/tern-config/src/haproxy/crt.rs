@@ -61,7 +61,7 @@ impl Certs {
 
     /// `crt-list PATH`.
     pub fn crt_list(&mut self, list: &str, line: usize, cx: &mut Cx<'_>) {
-        let text = match std::fs::read_to_string(cx.base_dir.join(list)) {
+        let text = match crate::files::read_to_string(&cx.base_dir.join(list)) {
             Ok(text) => text,
             Err(e) => {
                 cx.error(line, format!("cannot read crt-list '{list}': {e}"));
@@ -149,7 +149,7 @@ fn split_options(words: &[String]) -> (Vec<String>, Vec<String>) {
 /// TLS stage reports it), `{ cert, key }` when the key is in `<file>.key`.
 fn cert_item(path: &str, names: Option<&[String]>, base_dir: &Path) -> String {
     let full = base_dir.join(path);
-    let has_key = std::fs::read(&full)
+    let has_key = crate::files::read(&full)
         .map(|bytes| bytes.windows(11).any(|w| w == b"PRIVATE KEY"))
         .unwrap_or(true);
     let key = format!("{path}.key");

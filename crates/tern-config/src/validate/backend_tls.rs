@@ -231,7 +231,7 @@ impl Checker<'_> {
         }
         let joined = self.base_dir.join(raw);
         let file = std::path::absolute(&joined).unwrap_or(joined);
-        let bytes = match std::fs::read(&file) {
+        let bytes = match crate::files::read(&file) {
             Ok(bytes) => bytes,
             Err(e) => {
                 self.issue(path, format!("cannot read {}: {e}", file.display()));

@@ -119,7 +119,7 @@ impl Checker<'_> {
     }
 
     fn read_token_file(&mut self, file: &Path, path: &KeyPath) -> Option<String> {
-        match std::fs::read_to_string(file) {
+        match crate::files::read_to_string(file) {
             Ok(text) if text.trim().is_empty() => {
                 self.issue(path, format!("`{}` is empty", file.display()));
                 None

@@ -12,7 +12,7 @@ use crate::TlsError;
 
 /// Reads and parses the key file at `path`.
 pub(crate) fn parse_key_file(path: &Path) -> Result<Vec<TicketKey>, TlsError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| TlsError::Read {
+    let text = tern_config::files::read_to_string(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
         cause,
     })?;

@@ -313,7 +313,7 @@ fn mask_len(mask: u32) -> Option<u8> {
 
 /// Patterns of a `-f` file: one per line, blank lines and `#` comments skipped.
 fn patterns_from_file(path: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_to_string(path)
         .map_err(|e| format!("cannot read pattern file {}: {e}", path.display()))?;
     Ok(text
         .lines()
