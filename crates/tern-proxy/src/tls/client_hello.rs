@@ -1,5 +1,6 @@
 //! A look at the ClientHello before the handshake starts, for handshake admission
-//! (`admission.rs`): does the client offer to resume a session?
+//! (`admission.rs`): does the client offer to resume a session? And, in [`server_name`], the
+//! host name of a ClientHello tern relays without terminating.
 //!
 //! A resumption costs a fraction of a full handshake, so under the full-handshake rate cap it is
 //! let through without waiting. rustls' `Acceptor` would parse the ClientHello for us, but the
@@ -13,10 +14,15 @@
 //! ticket). The session then charges the rate cap after the fact, so fake offers cannot buy
 //! more full handshakes than the cap allows over time.
 
+// The host name of a ClientHello relayed without terminating (TLS passthrough).
+mod server_name;
+
 use std::io;
 
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+
+pub(crate) use server_name::{read_hello, Hello, MAX_HELLO};
 
 /// Content type of a handshake record.
 const HANDSHAKE: u8 = 22;
