@@ -22,7 +22,7 @@ use std::io;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
-pub(crate) use server_name::{read_hello, Hello, MAX_HELLO};
+pub use server_name::{read_hello, Hello, MAX_HELLO};
 
 /// Content type of a handshake record.
 const HANDSHAKE: u8 = 22;
@@ -39,7 +39,7 @@ const TLS13: [u8; 2] = [3, 4];
 
 /// What the first bytes of a connection turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Peek {
+pub enum Peek {
     /// Not all of the first record has arrived yet.
     Incomplete,
     /// Not a ClientHello in a handshake record (plain HTTP on a TLS port, garbage): rustls will
@@ -50,7 +50,7 @@ pub(crate) enum Peek {
 }
 
 /// Judges the bytes received so far.
-pub(crate) fn peek(buf: &[u8]) -> Peek {
+pub fn peek(buf: &[u8]) -> Peek {
     if buf.len() < RECORD_HEADER {
         // One byte is enough to tell plain text from a handshake record.
         return match buf.first() {

@@ -13,7 +13,7 @@
 use super::{Cursor, CLIENT_HELLO, HANDSHAKE, RECORD_HEADER};
 
 /// Most bytes of records read to find the first handshake message.
-pub(crate) const MAX_HELLO: usize = 16 * 1024;
+pub const MAX_HELLO: usize = 16 * 1024;
 
 /// Extension type of server_name (RFC 6066 §3).
 const EXT_SERVER_NAME: u16 = 0;
@@ -24,7 +24,7 @@ const HANDSHAKE_HEADER: usize = 4;
 
 /// What the first bytes of a connection say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Hello {
+pub enum Hello {
     /// More bytes are needed.
     Incomplete,
     /// Not TLS handshake records, or a first message too large or malformed to read.
@@ -35,7 +35,7 @@ pub(crate) enum Hello {
 }
 
 /// Judges the bytes received so far.
-pub(crate) fn read_hello(buf: &[u8]) -> Hello {
+pub fn read_hello(buf: &[u8]) -> Hello {
     let mut at = 0;
     // The first handshake message's bytes gathered so far, if they span records.
     let mut gathered: Vec<u8> = Vec::new();
