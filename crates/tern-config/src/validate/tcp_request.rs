@@ -9,7 +9,7 @@ use super::condition::Acls;
 use super::mode::connection_fetch;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Condition, Fetch, Frontend, ProxyMode, TcpRequest, TcpRule};
+use crate::model::{Condition, Fetch, Frontend, HttpRule, ProxyMode, TcpRequest, TcpRule};
 use crate::raw::{RawTcpRequest, RawTcpRule};
 
 impl Checker<'_> {
@@ -88,7 +88,9 @@ impl Checker<'_> {
             .chain(fe.tcp_request.content.iter().enumerate().map(|(j, r)| {
                 let at = path.key("tcp_request").key("content").index(j);
                 (&r.condition, at)
-            }));
+            }))
+            .chain(header_rules(&fe.http_request, path.key("http_request")))
+            .chain(header_rules(&fe.http_response, path.key("http_response")));
         let plain_bind = fe.binds.iter().any(|b| b.tls.is_none());
         for (condition, at) in conditions {
             if fe.mode == ProxyMode::Http && reads(condition, |f| *f == Fetch::HelloType) {
@@ -110,6 +112,14 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// The conditions of header rules, with their paths.
+fn header_rules(rules: &[HttpRule], at: KeyPath) -> impl Iterator<Item = (&Condition, KeyPath)> {
+    rules
+        .iter()
+        .enumerate()
+        .map(move |(j, r)| (&r.condition, at.index(j)))
 }
 
 fn reads(condition: &Condition, which: impl Fn(&Fetch) -> bool) -> bool {

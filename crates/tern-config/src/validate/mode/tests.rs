@@ -166,3 +166,16 @@ fn tcp_request_is_refused_on_an_http_frontend_and_bad_actions_named() {
         "unknown action `drop`",
     );
 }
+
+#[test]
+fn the_hello_type_is_refused_on_an_http_frontend() {
+    let text = with_frontend_lines(
+        "http_request = [ { action = \"deny\", if = \"{ req.ssl_hello_type 1 }\" } ]",
+    );
+    assert_error(
+        &text,
+        5,
+        "frontend[0].http_request[0]",
+        "only a frontend with mode = \"tcp\" does",
+    );
+}
