@@ -4,8 +4,9 @@
 //!
 //! The origins are `tern term --tls-cert` processes, each with a certificate of its own: the
 //! certificate a client saw tells which origin answered, and a completed request proves the
-//! TLS session was the origin's. Clients: rustls (through hyper), and a raw socket sending its
-//! ClientHello in two pieces with a pause between them. Every wait is bounded by `WAIT`.
+//! TLS session was the origin's. Clients: rustls (through hyper), a raw socket sending its
+//! ClientHello in two pieces with a pause between them, and `curl --resolve` (the origin's
+//! `x-term-server` header names it). Every wait is bounded by `WAIT`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -282,4 +283,37 @@ fn a_converted_haproxy_passthrough_config_runs() {
     assert_eq!(exchange(addr, b"not tls"), b"");
     let counters = tern.stop();
     assert_eq!(counters.get("frontend tls", "denied"), 1);
+}
+
+/// The origin (`x-term-server`) that answered `curl -k https://NAME:PORT/` with NAME resolved to
+/// tern's address.
+fn curl_origin(addr: SocketAddr, name: &str) -> String {
+    let port = addr.port();
+    let out = std::process::Command::new("curl")
+        .args(["-sk", "-o", "/dev/null", "-D", "-", "--max-time", "10"])
+        .arg("--resolve")
+        .arg(format!("{name}:{port}:127.0.0.1"))
+        .arg(format!("https://{name}:{port}/"))
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase();
+    head.lines()
+        .find_map(|l| l.strip_prefix("x-term-server:"))
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_else(|| panic!("no answer for {name}: {head:?}"))
+}
+
+#[test]
+fn curl_reaches_the_origin_of_the_name_it_asks_for() {
+    if !have("curl") {
+        eprintln!("skipped: curl is not installed");
+        return;
+    }
+    let o = origins("sni-curl");
+    let tern = Tern::run(&passthrough("", o.a.0.addr, o.b.0.addr, o.c.0.addr));
+    let addr = tern.addr();
+    assert_eq!(curl_origin(addr, "a.example"), "a");
+    assert_eq!(curl_origin(addr, "www.b.example"), "b");
+    assert_eq!(curl_origin(addr, "unknown.example"), "c");
+    tern.stop();
 }
