@@ -135,7 +135,7 @@ enum Choice {
     /// A `tcp_request` content rule rejected it.
     Rejected,
     /// No `use_backend` rule took it and there is no `default_backend`.
-    None,
+    NoBackend,
 }
 
 /// The `tcp_request` content rules' verdict, then the backend: the first `use_backend` rule
@@ -169,7 +169,7 @@ fn route<S: ClientStream>(
         Some(fixed) => fixed,
         None => routing.use_backend(&fe.use_backend, &facts),
     };
-    backend.map_or(Choice::None, Choice::Backend)
+    backend.map_or(Choice::NoBackend, Choice::Backend)
 }
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
