@@ -19,6 +19,7 @@ mod connection;
 mod control;
 mod http_rules;
 mod mode;
+mod tcp_request;
 mod tls;
 mod tls_names;
 
@@ -31,6 +32,7 @@ pub use connection::ConnectionMode;
 pub use control::{ControlSettings, ControlToken};
 pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
 pub use mode::ProxyMode;
+pub use tcp_request::{TcpRequest, TcpRule};
 pub use tls::*;
 
 mod backend_tls;
@@ -106,6 +108,9 @@ pub struct Frontend {
     pub http_request: Vec<HttpRule>,
     /// Rules on responses from servers, run after the backend's (`http_response`).
     pub http_response: Vec<HttpRule>,
+    /// What a TCP frontend reads of a plain connection before routing it (`tcp_request`):
+    /// the ClientHello of a TLS passthrough, and the rules that accept or reject it.
+    pub tcp_request: TcpRequest,
     pub timeouts: FrontendTimeouts,
     /// Per-frontend connection limit; `None` means only the global limit applies.
     pub maxconn: Option<usize>,

@@ -25,6 +25,7 @@ mod client_auth;
 mod condition;
 mod control;
 mod http_rules;
+mod tcp_request;
 
 pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
@@ -32,6 +33,7 @@ pub(crate) use client_auth::RawClientAuth;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use http_rules::RawHttpRule;
+pub(crate) use tcp_request::{RawTcpRequest, RawTcpRule};
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -83,6 +85,7 @@ pub(crate) struct RawFrontend {
     pub use_backend: Option<Vec<RawRoute>>,
     pub http_request: Option<Vec<RawHttpRule>>,
     pub http_response: Option<Vec<RawHttpRule>>,
+    pub tcp_request: Option<RawTcpRequest>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,
     #[serde(default)]

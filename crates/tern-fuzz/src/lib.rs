@@ -16,6 +16,7 @@
 //! | `config_toml` | [`tern_config::parse`] | no panic; every error is located on a line of the file |
 //! | `haproxy_cfg` | [`tern_config::haproxy::convert`] and the TOML stage | the translation is always valid TOML; errors and warnings point at lines of the `.cfg` |
 //! | `acl` | ACL expressions and `if` conditions, inside a generated config | no panic; an accepted condition evaluates on several requests |
+//! | `client_hello` | the ClientHello readers of admission and of TLS passthrough (`tern_proxy::tls::client_hello`) | no panic; no verdict changes as more bytes arrive; a server name found is a host name from the input |
 //! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
 //!
 //! Selector bytes: most targets take their first byte as a set of switches (small or default
@@ -25,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chunked;
+pub mod client_hello;
 pub mod config;
 pub mod differential;
 pub mod h1;
@@ -45,6 +47,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("haproxy_cfg", config::haproxy_cfg),
     ("acl", config::acl),
     ("header_value", config::header_value),
+    ("client_hello", client_hello::client_hello),
 ];
 
 /// The check of the target named `name`.

@@ -71,7 +71,8 @@ counters! {
         h2_errors,
         /// Requests answered by `monitor_uri`.
         monitor,
-        /// Requests refused by an `http_request` `deny` rule.
+        /// Requests refused by an `http_request` `deny` rule, and TCP connections refused by a
+        /// `tcp_request` `reject` rule.
         denied,
         /// Requests answered by an `http_request` `return` rule.
         intercepted,

@@ -4,8 +4,11 @@
 //!
 //! A session runs these steps in turn, each in its own place:
 //!
-//! 1. **Route** (here): the frontend's `use_backend` rules on connection facts (source, port,
-//!    TLS, SNI; validation refuses conditions on requests), else `default_backend`.
+//! 1. **Route** (here): on a plain bind with `tcp_request.inspect_delay`, the client's
+//!    ClientHello is read first and kept for the server ([`inspect`]: TLS passthrough by SNI);
+//!    then the `tcp_request` content rules accept or reject, and the frontend's `use_backend`
+//!    rules on connection facts (source, port, TLS, SNI, hello type; validation refuses
+//!    conditions on requests) choose the backend, else `default_backend`.
 //! 2. **Server and connection** ([`connect`]): stickiness on the source, the balancer's pick
 //!    (every algorithm; `source` hashing reads the client address) under the servers'
 //!    `maxconn` and the backend queue, then a new connection (TLS and the PROXY header as for
@@ -25,13 +28,14 @@
 //! WebSocket tunnel it runs until both ends close, bounded by `global.grace` (stop) or
 //! `hard_stop_after` (drain after a reload or upgrade).
 //!
-//! Not here yet (issue 17): TLS passthrough routed by SNI without terminating, PROXY protocol
-//! received on binds, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+//! Not here yet (issue 17): PROXY protocol received on binds, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;
 // The relay, and what the end of a session counts and logs.
 mod relay;
+// A plain connection's ClientHello, read before routing (TLS passthrough by SNI).
+mod inspect;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -44,6 +48,10 @@ use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
 use crate::stats::bump;
 use crate::worker::Worker;
+use inspect::Inspected;
+
+/// `req.ssl_hello_type` of a ClientHello.
+const CLIENT_HELLO: u8 = 1;
 
 /// Working size of the client side's buffer (the server side's is a server connection's).
 const CLIENT_BUFFER: usize = 16 * 1024;
@@ -61,14 +69,15 @@ pub(crate) async fn serve<S: ClientStream>(
     if let Some(log) = log.as_deref_mut() {
         log.tcp_session();
     }
-    let Some(backend) = route(&w, frontend, &io, peer, tls) else {
-        debug!(%peer, "no backend for the connection: closing it");
-        bump(&w.stats.frontends[frontend].no_backend);
-        if let Some(log) = log.as_deref_mut() {
-            log.refused(*b"PR");
-            log.emit(&w);
-        }
-        return;
+    let mut buf = Buffer::new(CLIENT_BUFFER, CLIENT_BUFFER);
+    let rules = &w.shared.frontend(frontend).tcp_request;
+    let hello = match rules.inspect_delay {
+        Some(delay) if !tls => inspect::inspect(&mut io, &mut buf, delay).await,
+        _ => Inspected::default(),
+    };
+    let backend = match route(&w, frontend, &io, peer, tls, &hello) {
+        Choice::Backend(backend) => backend,
+        refused => return refuse(&w, frontend, peer, &refused, log),
     };
     if let Some(log) = log.as_deref_mut() {
         log.backend(backend);
@@ -85,7 +94,6 @@ pub(crate) async fn serve<S: ClientStream>(
         }
         return;
     };
-    let mut buf = Buffer::new(CLIENT_BUFFER, CLIENT_BUFFER);
     let ends = relay::Ends {
         client: &mut io,
         client_buf: &mut buf,
@@ -99,26 +107,69 @@ pub(crate) async fn serve<S: ClientStream>(
     }
 }
 
-/// The backend of the connection: the first `use_backend` rule whose condition holds on the
-/// connection's facts, else `default_backend`.
+/// Closes a connection no backend takes: counted and logged (`PR`, as HAProxy's).
+fn refuse(
+    w: &Worker,
+    frontend: usize,
+    peer: SocketAddr,
+    choice: &Choice,
+    mut log: Option<Box<Tracker>>,
+) {
+    let fc = &w.stats.frontends[frontend];
+    if matches!(choice, Choice::Rejected) {
+        debug!(%peer, "a tcp_request rule rejected the connection: closing it");
+        bump(&fc.denied);
+    } else {
+        debug!(%peer, "no backend for the connection: closing it");
+        bump(&fc.no_backend);
+    }
+    if let Some(log) = log.as_deref_mut() {
+        log.refused(*b"PR");
+        log.emit(w);
+    }
+}
+
+/// Where a connection goes.
+enum Choice {
+    Backend(usize),
+    /// A `tcp_request` content rule rejected it.
+    Rejected,
+    /// No `use_backend` rule took it and there is no `default_backend`.
+    NoBackend,
+}
+
+/// The `tcp_request` content rules' verdict, then the backend: the first `use_backend` rule
+/// whose condition holds on the connection's facts, else `default_backend`.
 fn route<S: ClientStream>(
     w: &Worker,
     frontend: usize,
     io: &S,
     peer: SocketAddr,
     tls: bool,
-) -> Option<usize> {
+    hello: &Inspected,
+) -> Choice {
+    let fe = w.shared.frontend(frontend);
     let routing = &w.shared.routing[frontend];
-    if let Some(fixed) = routing.fixed() {
-        return fixed;
-    }
     let facts = Connection {
         peer,
         local_port: io.local_addr().map_or(0, |a| a.port()),
         tls,
-        sni: io.sni(),
+        // Terminated here: the handshake read the ClientHello; else the inspection did.
+        sni: io.sni().or(hello.sni.as_deref()),
+        hello_type: if tls {
+            Some(CLIENT_HELLO)
+        } else {
+            hello.hello_type
+        },
     };
-    routing.use_backend(&w.shared.frontend(frontend).use_backend, &facts)
+    if !fe.tcp_request.accepts(&facts) {
+        return Choice::Rejected;
+    }
+    let backend = match routing.fixed() {
+        Some(fixed) => fixed,
+        None => routing.use_backend(&fe.use_backend, &facts),
+    };
+    backend.map_or(Choice::NoBackend, Choice::Backend)
 }
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
@@ -128,6 +179,7 @@ struct Connection<'a> {
     local_port: u16,
     tls: bool,
     sni: Option<&'a str>,
+    hello_type: Option<u8>,
 }
 
 impl Facts for Connection<'_> {
@@ -165,5 +217,9 @@ impl Facts for Connection<'_> {
 
     fn sni(&self) -> Option<&str> {
         self.sni
+    }
+
+    fn hello_type(&self) -> Option<u8> {
+        self.hello_type
     }
 }

@@ -9,8 +9,10 @@
 pub(crate) mod admission;
 // Which kind of certificate key a handshake used, noted by the certificate resolver.
 pub(crate) mod cert_probe;
-// A look at the ClientHello before the handshake: does the client offer to resume?
-pub(crate) mod client_hello;
+// A look at the ClientHello before the handshake: does the client offer to resume? Which
+// server name does a relayed one ask for? Public only for the fuzz targets (crates/tern-fuzz).
+#[doc(hidden)]
+pub mod client_hello;
 // The handshake of one connection, under the bind's `handshake` timeout, and its counting.
 pub(crate) mod handshake;
 // `show tls`: the certificates the handshakes use, as loaded.

@@ -233,9 +233,16 @@ fn target_and_limit(p: &Proxy, t: &mut Table) {
     }
 }
 
-/// `acl` and `use_backend` of a frontend, in either mode.
+/// `acl`, `tcp_request` and `use_backend` of a frontend, in either mode (the TOML stage refuses
+/// `tcp_request` on an HTTP frontend, naming the `.cfg` line).
 fn routes(c: &ProxyCfg, t: &mut Table) {
     acls(c, t);
+    set_time(t, "tcp_request.inspect_delay", c.inspect_delay.as_ref());
+    t.items(
+        "tcp_request.content",
+        c.tcp_content.clone(),
+        c.tcp_content.first().map_or(0, |r| r.line),
+    );
     t.items(
         "use_backend",
         c.use_backend.clone(),

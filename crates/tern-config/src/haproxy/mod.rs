@@ -44,6 +44,7 @@ mod sections;
 mod server;
 mod settings;
 mod stats;
+mod tcp_request;
 mod timeouts;
 mod tls;
 mod toml_text;

@@ -110,7 +110,6 @@ const UNSUPPORTED: &[&str] = &[
     "backlog",
     "compression",
     "redirect",
-    "tcp-request",
     "tcp-response",
     "tcp-check",
     "filter",
@@ -199,6 +198,7 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             }
         }
         "use_backend" | "acl" | "http-request" | "http-response" => rules::rule(line, p, cx),
+        "tcp-request" => super::tcp_request::tcp_request(line, p, cx),
         "balance" | "hash-type" | "hash-balance-factor" => {
             if cx.side(line, false) {
                 super::balance::balance(line, p, cx);

@@ -46,7 +46,7 @@ fn acl(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
 }
 
 /// `if COND` / `unless COND` at the end of a rule → the rule table's key and value.
-fn cond(
+pub(crate) fn cond(
     line: &Line,
     rest: &[String],
     cx: &mut Cx<'_>,

@@ -167,6 +167,10 @@ pub(crate) struct ProxyCfg {
     /// TOML inline tables of `http_request` / `http_response`.
     pub http_request: Vec<Src<String>>,
     pub http_response: Vec<Src<String>>,
+    /// `tcp-request inspect-delay`, in milliseconds.
+    pub inspect_delay: Option<Src<u64>>,
+    /// TOML inline tables of `tcp-request content accept|reject`.
+    pub tcp_content: Vec<Src<String>>,
     /// tern's `balance` value.
     pub balance: Option<Src<String>>,
     pub hash_type: Option<Src<String>>,

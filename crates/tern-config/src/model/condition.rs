@@ -38,6 +38,12 @@ pub trait Facts {
     fn tls(&self) -> bool;
     /// The server name the client sent in its TLS ClientHello.
     fn sni(&self) -> Option<&str>;
+    /// The type of the first TLS handshake message the client sent (1: ClientHello), read from
+    /// its first bytes before any handshake (`req.ssl_hello_type`); only a TCP frontend's
+    /// inspection knows it.
+    fn hello_type(&self) -> Option<u8> {
+        None
+    }
 }
 
 /// A resolved `if`/`unless` condition: true or false per request.
@@ -85,8 +91,12 @@ pub enum Fetch {
     DstPort,
     /// `ssl_fc`: the connection is TLS.
     Tls,
-    /// `ssl_fc_sni` / `req.ssl_sni`.
+    /// `ssl_fc_sni` / `req.ssl_sni`: from the TLS session tern terminated, or on a plain bind of
+    /// a TCP frontend from the ClientHello read before relaying it (passthrough).
     Sni,
+    /// `req.ssl_hello_type`: the type of the client's first handshake message (1: ClientHello),
+    /// read before relaying it.
+    HelloType,
     /// `always_true` / `always_false`.
     Constant(bool),
 }
@@ -156,6 +166,7 @@ impl AclTest {
             Fetch::Src => m.ip(facts.src()),
             Fetch::DstPort => m.int(u64::from(facts.dst_port())),
             Fetch::Tls => m.boolean(facts.tls()),
+            Fetch::HelloType => facts.hello_type().is_some_and(|t| m.int(u64::from(t))),
             Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
             Fetch::Constant(value) => m.boolean(*value),
         }

@@ -60,6 +60,12 @@ impl Checker<'_> {
                 Side::Response,
                 &path.key("http_response"),
             ),
+            tcp_request: self.tcp_request(
+                raw.tcp_request.as_ref(),
+                &acls,
+                mode,
+                &path.key("tcp_request"),
+            ),
             timeouts: self.frontend_timeouts(&raw.timeouts, &path.key("timeouts")),
             maxconn: raw.maxconn.map(|m| {
                 self.int_in(&path.key("maxconn"), Some(m), 1..=i64::from(u32::MAX), 1) as usize

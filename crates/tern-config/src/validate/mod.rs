@@ -26,6 +26,7 @@ mod persistence;
 mod protection;
 mod routing;
 mod server_proto;
+mod tcp_request;
 mod tls;
 mod tls_policy;
 

@@ -5,7 +5,8 @@
 //! rather than a setting the operator believes in and tern ignores (HAProxy warns and goes
 //! on; a warning in a start-up log is easy to miss). What a TCP proxy keeps: binds and TLS,
 //! `maxconn`, `default_backend`, `use_backend` on connection facts (`src`, `dst_port`,
-//! `ssl_fc`, `ssl_fc_sni`), the `client` and `handshake` timeouts; on backends every
+//! `ssl_fc`, `ssl_fc_sni`; `req.ssl_sni` and `req.ssl_hello_type` of a ClientHello read before
+//! relaying it, with `tcp_request`), the `client` and `handshake` timeouts; on backends every
 //! balancing algorithm but the request-hashing ones, health checks (HTTP checks too, as in
 //! HAProxy), `maxconn` and the queue, retries, redispatch, backup servers, stickiness on the
 //! source, passive checks on connections (`layer4`), TLS and the PROXY header to servers.
@@ -141,6 +142,7 @@ impl Checker<'_> {
             if fe.mode == ProxyMode::Tcp {
                 self.tcp_routes(fe, &path);
             }
+            self.hello_readers(fe, &path);
         }
         for (i, be) in backends.iter().enumerate() {
             if be.mode == ProxyMode::Tcp {
@@ -159,7 +161,7 @@ impl Checker<'_> {
                     format!(
                         "the condition reads {fetch:?} of an HTTP request, and a frontend with \
                          mode = \"tcp\" reads none: use connection facts (src, dst_port, \
-                         ssl_fc, ssl_fc_sni)"
+                         ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type)"
                     ),
                 );
             }
@@ -187,10 +189,15 @@ impl Checker<'_> {
 }
 
 /// Whether a fetch reads the connection only (what a TCP frontend knows).
-fn connection_fetch(fetch: &Fetch) -> bool {
+pub(super) fn connection_fetch(fetch: &Fetch) -> bool {
     matches!(
         fetch,
-        Fetch::Src | Fetch::DstPort | Fetch::Tls | Fetch::Sni | Fetch::Constant(_)
+        Fetch::Src
+            | Fetch::DstPort
+            | Fetch::Tls
+            | Fetch::Sni
+            | Fetch::HelloType
+            | Fetch::Constant(_)
     )
 }
 

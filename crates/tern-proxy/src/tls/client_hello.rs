@@ -1,5 +1,6 @@
 //! A look at the ClientHello before the handshake starts, for handshake admission
-//! (`admission.rs`): does the client offer to resume a session?
+//! (`admission.rs`): does the client offer to resume a session? And, in [`server_name`], the
+//! host name of a ClientHello tern relays without terminating.
 //!
 //! A resumption costs a fraction of a full handshake, so under the full-handshake rate cap it is
 //! let through without waiting. rustls' `Acceptor` would parse the ClientHello for us, but the
@@ -13,10 +14,15 @@
 //! ticket). The session then charges the rate cap after the fact, so fake offers cannot buy
 //! more full handshakes than the cap allows over time.
 
+// The host name of a ClientHello relayed without terminating (TLS passthrough).
+mod server_name;
+
 use std::io;
 
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+
+pub use server_name::{read_hello, Hello, MAX_HELLO};
 
 /// Content type of a handshake record.
 const HANDSHAKE: u8 = 22;
@@ -33,7 +39,7 @@ const TLS13: [u8; 2] = [3, 4];
 
 /// What the first bytes of a connection turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Peek {
+pub enum Peek {
     /// Not all of the first record has arrived yet.
     Incomplete,
     /// Not a ClientHello in a handshake record (plain HTTP on a TLS port, garbage): rustls will
@@ -44,7 +50,7 @@ pub(crate) enum Peek {
 }
 
 /// Judges the bytes received so far.
-pub(crate) fn peek(buf: &[u8]) -> Peek {
+pub fn peek(buf: &[u8]) -> Peek {
     if buf.len() < RECORD_HEADER {
         // One byte is enough to tell plain text from a handshake record.
         return match buf.first() {

@@ -21,5 +21,7 @@ pub mod tls_client;
 pub mod ws;
 
 pub use client::*;
+// Not every test file builds its configuration with `Config`.
+#[allow(unused_imports)]
 pub use config::*;
 pub use process::*;

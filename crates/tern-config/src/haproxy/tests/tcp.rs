@@ -76,3 +76,56 @@ fn mixed_modes_and_request_hashing_fail_at_the_cfg_line() {
         "{e:?}"
     );
 }
+
+/// The SNI passthrough of HAProxy's documentation: wait for the ClientHello, accept TLS only,
+/// route on the server name.
+const PASSTHROUGH: &str = "frontend tls\n  bind :443\n  tcp-request inspect-delay 5s\n\
+     tcp-request content accept if { req_ssl_hello_type 1 }\n  tcp-request content reject\n\
+     use_backend a if { req.ssl_sni -i a.example }\n\
+     use_backend b if { req.ssl_sni -m end .b.example }\n  default_backend a\n\
+     backend a\n  server a1 10.0.0.1:443\nbackend b\n  server b1 10.0.0.2:443\n";
+
+#[test]
+fn sni_passthrough_is_translated() {
+    let c = convert(&format!("{TCP_HEAD}{PASSTHROUGH}"));
+    assert_has(&c, "tcp_request.inspect_delay = \"5s\"");
+    let config = validate(&c);
+    let fe = &config.frontends[0];
+    assert_eq!(
+        fe.tcp_request.inspect_delay,
+        Some(std::time::Duration::from_secs(5))
+    );
+    assert_eq!(fe.tcp_request.content.len(), 2);
+    assert!(fe.tcp_request.content[0].accept && !fe.tcp_request.content[1].accept);
+    assert_eq!(fe.use_backend.len(), 2);
+}
+
+#[test]
+fn other_tcp_request_rules_fail_at_their_line() {
+    let e = check_errors(&format!(
+        "{TCP_HEAD}frontend f\n  bind :80\n  tcp-request connection reject\n\
+         tcp-request content track-sc0 src\n  default_backend b\nbackend b\n\
+         tcp-request content reject\n  server s 10.0.0.1:80\n"
+    ));
+    for (line, what) in [
+        (8, "tcp-request connection"),
+        (9, "tcp-request content track-sc0"),
+        (12, "tcp-request in a backend"),
+    ] {
+        let at = format!("haproxy.cfg:{line}:");
+        assert!(
+            e.iter().any(|e| e.starts_with(&at) && e.contains(what)),
+            "{line} {what}: {e:?}"
+        );
+    }
+    // Reading the ClientHello without waiting for it is refused where the rule is.
+    let e = check_errors(&format!(
+        "{TCP_HEAD}{}",
+        PASSTHROUGH.replace("  tcp-request inspect-delay 5s\n", "")
+    ));
+    assert!(
+        e.iter()
+            .any(|e| e.starts_with("haproxy.cfg:8:") && e.contains("inspect_delay")),
+        "{e:?}"
+    );
+}

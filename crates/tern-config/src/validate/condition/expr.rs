@@ -35,7 +35,7 @@ enum MatchMethod {
 }
 
 const FETCHES: &str = "hdr(NAME), req.hdr(NAME), path, url, query, method, req.ver, src, \
-    dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, always_true, always_false (hdr, path, url and \
+    dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type, always_true, always_false (hdr, path, url and \
     ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix)";
 
 const METHODS: &str = "str, beg, end, sub, dom, dir, reg, found, len, int, ip, bool";
@@ -117,13 +117,14 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
         ("src", None) => Fetch::Src,
         ("dst_port", None) => Fetch::DstPort,
         ("ssl_fc", None) => Fetch::Tls,
+        ("req.ssl_hello_type" | "req_ssl_hello_type", None) => Fetch::HelloType,
         ("always_true", None) => Fetch::Constant(true),
         ("always_false", None) => Fetch::Constant(false),
         _ => return Err(unknown()),
     };
     let kind = match fetch {
         Fetch::Src => Kind::Ip,
-        Fetch::DstPort => Kind::Int,
+        Fetch::DstPort | Fetch::HelloType => Kind::Int,
         Fetch::Tls | Fetch::Constant(_) => Kind::Bool,
         _ => Kind::Text,
     };

@@ -107,8 +107,75 @@ fn sni_from_host_is_refused_on_a_tcp_backend() {
 #[test]
 fn tcp_routes_read_connection_facts_only() {
     let routes = "use_backend = [ { backend = \"pg\", if = \"{ ssl_fc_sni -i db.example }\" },\n\
-                  { backend = \"pg\", if = \"{ path_beg /x }\" } ]\n";
+                  { backend = \"pg\", if = \"{ path_beg /x }\" } ]\n\
+                  tcp_request = { inspect_delay = \"1s\" }\n";
     let text = TCP.replace("default_backend = \"pg\"\n", routes);
     assert_error(&text, 6, "frontend[0].use_backend[1]", "reads Path");
     assert_eq!(parse_err(&text).len(), 1);
+}
+
+/// A passthrough frontend: routes on the SNI of a ClientHello it never terminates.
+const PASSTHROUGH: &str = r#"[[frontend]]
+name = "sni"
+mode = "tcp"
+bind = ["127.0.0.1:0"]
+tcp_request = { inspect_delay = "5s", content = [ { action = "accept", if = "{ req.ssl_hello_type 1 }" }, { action = "reject" } ] }
+use_backend = [ { backend = "pg", if = "{ req.ssl_sni -m end .example }" } ]
+default_backend = "pg"
+
+[[backend]]
+name = "pg"
+mode = "tcp"
+servers = [ { name = "s1", address = "127.0.0.1:5432" } ]
+"#;
+
+#[test]
+fn tcp_request_is_read_and_its_rules_evaluated() {
+    let config = parse_ok(PASSTHROUGH);
+    let tr = &config.frontends[0].tcp_request;
+    assert_eq!(tr.inspect_delay, Some(std::time::Duration::from_secs(5)));
+    assert_eq!(tr.content.len(), 2);
+    assert!(tr.content[0].accept && !tr.content[1].accept);
+}
+
+#[test]
+fn reading_the_client_hello_on_a_plain_bind_needs_an_inspect_delay() {
+    let text = PASSTHROUGH.replace("inspect_delay = \"5s\", ", "");
+    assert_error(
+        &text,
+        6,
+        "frontend[0].use_backend[0]",
+        "a plain bind only sees with tcp_request.inspect_delay",
+    );
+}
+
+#[test]
+fn tcp_request_is_refused_on_an_http_frontend_and_bad_actions_named() {
+    let text = PASSTHROUGH.replace("mode = \"tcp\"\n", "");
+    assert_error(
+        &text,
+        4,
+        "frontend[0].tcp_request",
+        "only a frontend with mode",
+    );
+    let text = PASSTHROUGH.replace("\"reject\"", "\"drop\"");
+    assert_error(
+        &text,
+        5,
+        "frontend[0].tcp_request.content[1].action",
+        "unknown action `drop`",
+    );
+}
+
+#[test]
+fn the_hello_type_is_refused_on_an_http_frontend() {
+    let text = with_frontend_lines(
+        "http_request = [ { action = \"deny\", if = \"{ req.ssl_hello_type 1 }\" } ]",
+    );
+    assert_error(
+        &text,
+        5,
+        "frontend[0].http_request[0]",
+        "only a frontend with mode = \"tcp\" does",
+    );
 }

@@ -1,0 +1,57 @@
+//! `tcp-request inspect-delay` and `tcp-request content accept|reject [if|unless COND]`: what
+//! a TLS passthrough frontend routed by SNI needs (`tcp_request` in tern's TOML).
+//!
+//! Only the content rules that accept or reject are translated; the other `tcp-request`
+//! rulesets (`connection`, `session`) and actions (`track-sc*`, `set-var`, ...) are errors
+//! naming their line, never dropped: a rule that filtered traffic and silently vanished
+//! would let through what the operator meant to refuse.
+
+use super::proxy::Cx;
+use super::rules::cond;
+use super::sections::Line;
+use super::settings::{ProxyCfg, Src};
+use super::toml_text::{string, Inline};
+use super::units::Unit;
+
+pub(crate) fn tcp_request(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    if !cx.not_in_defaults(line) {
+        return;
+    }
+    if !cx.kind.has_frontend() {
+        let why = "tern reads a connection's first bytes in frontends only";
+        cx.unsupported_because(line.no, "tcp-request in a backend", why);
+        return;
+    }
+    match line.word(1) {
+        Some("inspect-delay") => {
+            if let Some(ms) = cx.time_arg(line, 2, Unit::Ms) {
+                p.inspect_delay = Some(Src::new(ms, line.no));
+            }
+        }
+        Some("content") => content(line, p, cx),
+        Some(other) => cx.unsupported(line.no, &format!("tcp-request {other}")),
+        None => cx.error(
+            line.no,
+            "'tcp-request' needs a ruleset (inspect-delay, content)",
+        ),
+    }
+}
+
+fn content(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let Some(action) = cx.arg(line, 2, "an action") else {
+        return;
+    };
+    if action != "accept" && action != "reject" {
+        cx.unsupported(line.no, &format!("tcp-request content {action}"));
+        return;
+    }
+    let Ok(condition) = cond(line, &line.words[3..], cx) else {
+        return;
+    };
+    let mut t = Inline::new();
+    t.set("action", string(action));
+    if let Some((key, text)) = condition {
+        t.set(key, string(&text));
+    }
+    p.tcp_content.push(Src::new(t.text(), line.no));
+}
