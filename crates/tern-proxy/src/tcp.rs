@@ -25,8 +25,10 @@
 //! WebSocket tunnel it runs until both ends close, bounded by `global.grace` (stop) or
 //! `hard_stop_after` (drain after a reload or upgrade).
 //!
-//! Not here yet (issue 17): TLS passthrough routed by SNI without terminating, PROXY protocol
-//! received on binds, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+//! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
+//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
+//!
+//! Not here yet (issue 17): TLS passthrough routed by SNI without terminating, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;
@@ -42,6 +44,7 @@ use tracing::debug;
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 use crate::stats::bump;
 use crate::worker::Worker;
 
@@ -53,15 +56,16 @@ pub(crate) async fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
     mut io: S,
-    peer: SocketAddr,
+    addrs: Addrs,
     tls: bool,
     mut log: Option<Box<Tracker>>,
 ) {
+    let peer = addrs.peer;
     bump(&w.stats.frontends[frontend].tcp_sessions);
     if let Some(log) = log.as_deref_mut() {
         log.tcp_session();
     }
-    let Some(backend) = route(&w, frontend, &io, peer, tls) else {
+    let Some(backend) = route(&w, frontend, &io, addrs, tls) else {
         debug!(%peer, "no backend for the connection: closing it");
         bump(&w.stats.frontends[frontend].no_backend);
         if let Some(log) = log.as_deref_mut() {
@@ -76,7 +80,7 @@ pub(crate) async fn serve<S: ClientStream>(
     let session = connect::Session {
         w: &w,
         backend,
-        peer,
+        addrs,
     };
     let Some((server, conn, attempt)) = session.server(&io, log.as_deref_mut()).await else {
         // Closed without a word: the tracker has the state (queue, connect) that ended it.
@@ -105,7 +109,7 @@ fn route<S: ClientStream>(
     w: &Worker,
     frontend: usize,
     io: &S,
-    peer: SocketAddr,
+    addrs: Addrs,
     tls: bool,
 ) -> Option<usize> {
     let routing = &w.shared.routing[frontend];
@@ -113,8 +117,11 @@ fn route<S: ClientStream>(
         return fixed;
     }
     let facts = Connection {
-        peer,
-        local_port: io.local_addr().map_or(0, |a| a.port()),
+        peer: addrs.peer,
+        local_port: addrs
+            .local
+            .map_or_else(|| io.local_addr(), Ok)
+            .map_or(0, |a| a.port()),
         tls,
         sni: io.sni(),
     };
