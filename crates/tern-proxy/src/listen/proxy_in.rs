@@ -5,7 +5,7 @@
 //! on to servers).
 //!
 //! It is read first, before the TLS handshake, since the header precedes everything on the wire.
-//! The parser ([`parse`]) has no I/O; here the bytes are taken off the socket without ever
+//! The parser (crate tern-proxy-protocol) has no I/O; here the bytes are taken off the socket without ever
 //! reading past the header's end, so the ClientHello or the request that follows stays in the
 //! kernel for the next reader:
 //!
@@ -21,9 +21,6 @@
 //! malformed, cut short by the close, late — closes the connection before any server sees it,
 //! and counts in the frontend's `proxy_errors`.
 
-// The header parsed from bytes, no I/O.
-pub(crate) mod parse;
-
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -32,10 +29,10 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tracing::debug;
 
-use crate::exchange::proxy_header::Origin;
+use tern_proxy_protocol::{Header, Origin, Parsed, Refused, MAX_HEADER};
+
 use crate::stats::{bump, FrontendCounters};
 use crate::tls::handshake::Handshakes;
-use parse::{Header, Parsed, Refused, MAX_HEADER};
 
 /// What the first peek reads: a v1 line, or a v2 header with IPv6 addresses and a few TLVs.
 const FIRST_PEEK: usize = 256;
@@ -127,7 +124,7 @@ async fn read(tcp: &mut TcpStream) -> Result<Header, Refused> {
                 "connection closed before the end of the PROXY header",
             ));
         }
-        match parse::parse(&buf[..have + n])? {
+        match tern_proxy_protocol::parse(&buf[..have + n])? {
             Parsed::Complete(header) => {
                 tcp.read_exact(&mut buf[have..header.len])
                     .await

@@ -16,20 +16,20 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::str::FromStr;
 
-use crate::exchange::proxy_header::Origin;
+use crate::Origin;
 
 /// The v2 signature (2.2).
 const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
 /// The v1 prefix (2.1).
 const V1_PREFIX: &[u8] = b"PROXY ";
 /// The longest v1 line, CRLF included (2.1: "107 bytes").
-pub(crate) const V1_MAX: usize = 107;
+pub const V1_MAX: usize = 107;
 /// The largest v2 body (addresses and TLVs) accepted. The spec allows 65535; senders put a few
 /// hundred bytes there at most (hitch's SSL TLVs), and a bound keeps what one connection may
 /// make tern hold small. HAProxy bounds it by its buffer size in the same way.
-pub(crate) const MAX_V2_BODY: usize = 4096;
+pub const MAX_V2_BODY: usize = 4096;
 /// The longest header this parser accepts, of either form.
-pub(crate) const MAX_HEADER: usize = 16 + MAX_V2_BODY;
+pub const MAX_HEADER: usize = 16 + MAX_V2_BODY;
 
 /// v2 TLV types kept (2.2.1); the others are walked over.
 const PP2_TYPE_ALPN: u8 = 0x01;
@@ -40,7 +40,7 @@ const PP2_CLIENT_SSL: u8 = 0x01;
 
 /// What a complete header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Header {
+pub struct Header {
     /// The header's length: where the client's own bytes start.
     pub len: usize,
     /// The carried addresses (`Origin::Client`), or none to use (`Origin::Unknown` for v1
@@ -53,7 +53,7 @@ pub(crate) struct Header {
 
 /// The v2 TLVs kept (2.2.1 - 2.2.5).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Tlvs {
+pub struct Tlvs {
     /// `PP2_TYPE_ALPN`: the protocol the client negotiated with the sender.
     pub alpn: Option<Vec<u8>>,
     /// `PP2_TYPE_AUTHORITY`: the host name the client asked for (its SNI).
@@ -64,18 +64,18 @@ pub(crate) struct Tlvs {
 
 /// Why a header was refused: the reason, for the debug log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Refused(pub &'static str);
+pub struct Refused(pub &'static str);
 
 /// What the bytes so far make.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Parsed {
+pub enum Parsed {
     Complete(Header),
     /// The bytes so far are a correct beginning: read more (all of them belong to the header).
     Partial,
 }
 
 /// Parses the header at the start of `buf`.
-pub(crate) fn parse(buf: &[u8]) -> Result<Parsed, Refused> {
+pub fn parse(buf: &[u8]) -> Result<Parsed, Refused> {
     if buf.is_empty() {
         return Ok(Parsed::Partial);
     }
