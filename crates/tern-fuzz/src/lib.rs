@@ -17,6 +17,7 @@
 //! | `haproxy_cfg` | [`tern_config::haproxy::convert`] and the TOML stage | the translation is always valid TOML; errors and warnings point at lines of the `.cfg` |
 //! | `acl` | ACL expressions and `if` conditions, inside a generated config | no panic; an accepted condition evaluates on several requests |
 //! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
+//! | `proxy_header` | [`tern_proxy_protocol::parse`] (PROXY v1/v2 received) | a complete header ends inside the input and the bound and does not depend on what follows; prefixes are `Partial`; a refusal stays one |
 //!
 //! Selector bytes: most targets take their first byte as a set of switches (small or default
 //! limits, the request method, forwarding options, where to cut), so one input also picks how
@@ -28,6 +29,7 @@ pub mod chunked;
 pub mod config;
 pub mod differential;
 pub mod h1;
+pub mod proxy_header;
 pub mod rewrite;
 mod rfc;
 
@@ -45,6 +47,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("haproxy_cfg", config::haproxy_cfg),
     ("acl", config::acl),
     ("header_value", config::header_value),
+    ("proxy_header", proxy_header::proxy_header),
 ];
 
 /// The check of the target named `name`.
