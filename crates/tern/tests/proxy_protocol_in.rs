@@ -1,10 +1,11 @@
 //! PROXY protocol received on binds (`accept_proxy`, HAProxy's `accept-proxy`) through the real
 //! binary: the carried client address in X-Forwarded-For, the access log, `src` and `dst_port`
-//! routing and the PROXY header tern sends on; HTTP/1.1, HTTP/2 over TLS (offloaded) and TCP
-//! mode; real senders (`curl --haproxy-protocol`, Debian's HAProxy with `send-proxy` and
-//! `send-proxy-v2`); and what is refused: garbage, a truncated header, a v2 with a bad length,
-//! a header late past the timeout — each closed, counted in `proxy_errors`, never reaching a
-//! server.
+//! routing and the PROXY header tern sends on; HTTP/1.1, HTTP/2 (h2c, and over TLS handshaken
+//! on the offload thread) and TCP mode; real senders (`curl --haproxy-protocol`, Debian's
+//! HAProxy with `send-proxy` and `send-proxy-v2`); and what is refused: garbage, a truncated
+//! header, a v2 with a bad length, a header late past the timeout — each closed, counted in
+//! `proxy_errors`, never reaching a server. A test reading past the header (eating the request)
+//! fails the first three tests.
 //!
 //! Backends are `tern term`: `?h=1` answers with the request head it received, and
 //! `--accept-proxy` echoes the PROXY header tern sent (`x-proxy-src`, `x-proxy-dst`).
@@ -326,24 +327,28 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
         "[global]\nhandshake_offload = true\n\n[[frontend]]\nname = \"web\"\n\
          bind = [{}, {}]\ndefault_backend = \"app\"\n\
          tls = {{ certs = [\"{cert}\"] }}\n\n\
+         [[frontend]]\nname = \"h2c\"\nbind = [{}]\ndefault_backend = \"app\"\n\
+         http2 = {{ cleartext = true }}\n\n\
          [[backend]]\nname = \"app\"\nservers = [{{ name = \"t\", address = \"{}\" }}]\n\n\
          [access_log]\ntarget = \"access.log\"\n",
         bind(", tls = false"),
         bind(""),
+        bind(""),
         term.addr
     );
     let tern = Tern::run_in(dir.clone(), &toml);
-    let (plain, tls) = (tern.binds[0].1, tern.binds[1].1);
+    let (plain, tls, h2c) = (tern.binds[0].1, tern.binds[1].1, tern.binds[2].1);
     assert!(tern.is_tls(1));
-    let (p1, p2, p3) = (free_port(), free_port(), free_port());
+    let (p1, p2, p3, p4) = (free_port(), free_port(), free_port(), free_port());
     let cfg = format!(
         "global\n  nbthread 1\ndefaults\n  mode tcp\n  timeout client 10s\n  timeout server 10s\n  \
          timeout connect 2s\n\
          listen v1\n  bind 127.0.0.1:{p1}\n  server t {plain} send-proxy\n\
          listen v2h2\n  bind 127.0.0.1:{p2}\n  server t {tls} send-proxy-v2 ssl verify none alpn h2\n\
-         listen v2h1\n  bind 127.0.0.1:{p3}\n  server t {tls} send-proxy-v2 ssl verify none alpn http/1.1\n"
+         listen v2h1\n  bind 127.0.0.1:{p3}\n  server t {tls} send-proxy-v2 ssl verify none alpn http/1.1\n\
+         listen v2h2c\n  bind 127.0.0.1:{p4}\n  server t {h2c} send-proxy-v2\n"
     );
-    let _haproxy = Haproxy::start(&dir, &cfg, &[p1, p2, p3]);
+    let _haproxy = Haproxy::start(&dir, &cfg, &[p1, p2, p3, p4]);
     // The client connects to HAProxy from 127.0.0.3; HAProxy connects to tern from 127.0.0.1.
     let curl = |port: u16, extra: &[&str]| {
         let url = format!("http://127.0.0.1:{port}/?h=1");
@@ -363,12 +368,16 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
     // v2 then TLS (handshaken on the offload thread), HTTP/2 then HTTP/1.1 by ALPN.
     assert!(curl(p2, &["--http2-prior-knowledge"]).contains("x-forwarded-for: 127.0.0.3"));
     assert!(curl(p3, &[]).contains("x-forwarded-for: 127.0.0.3"));
-    let lines = log_lines(&dir.join("access.log"), 3);
+    // v2 then h2c with prior knowledge on a plain bind.
+    assert!(curl(p4, &["--http2-prior-knowledge"]).contains("x-forwarded-for: 127.0.0.3"));
+    let lines = log_lines(&dir.join("access.log"), 4);
     for line in &lines {
         assert!(line.starts_with("127.0.0.3:"), "{lines:?}");
     }
     let c = tern.stop();
     // The readiness probes above reach tern through HAProxy too: count streams, not sessions.
     assert_eq!(c.get("frontend web", "h2_streams"), 1, "{:?}", c.0);
+    assert_eq!(c.get("frontend h2c", "h2_streams"), 1, "{:?}", c.0);
     assert_eq!(c.get("frontend web", "proxy_errors"), 0);
+    assert_eq!(c.get("frontend h2c", "proxy_errors"), 0);
 }

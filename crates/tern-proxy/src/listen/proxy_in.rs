@@ -31,8 +31,8 @@ use tracing::debug;
 
 use tern_proxy_protocol::{Header, Origin, Parsed, Refused, MAX_HEADER};
 
+use crate::listen::accept::Acceptor;
 use crate::stats::{bump, FrontendCounters};
-use crate::tls::handshake::Handshakes;
 
 /// What the first peek reads: a v1 line, or a v2 header with IPv6 addresses and a few TLVs.
 const FIRST_PEEK: usize = 256;
@@ -56,8 +56,9 @@ impl Addrs {
 
 /// The addresses of a connection just accepted on `frontend`: its socket's, or on a bind with
 /// `accept_proxy` those of its PROXY header; `None` when the connection must be closed.
-pub(crate) async fn addresses_of(
-    h: &Handshakes<'_>,
+/// A stop closes a connection still waiting for its header, as it does one in its TLS handshake.
+pub(crate) async fn addresses_of<A: Acceptor>(
+    a: &A,
     frontend: usize,
     accept_proxy: bool,
     tcp: &mut TcpStream,
@@ -66,8 +67,12 @@ pub(crate) async fn addresses_of(
     if !accept_proxy {
         return Some(Addrs::stream(peer));
     }
+    let h = a.handshakes();
     let limit = h.shared.frontend(frontend).timeouts.handshake;
-    receive(tcp, peer, limit, &h.stats.frontends[frontend]).await
+    tokio::select! {
+        got = receive(tcp, peer, limit, &h.stats.frontends[frontend]) => got,
+        () = a.life().closing_idle() => None,
+    }
 }
 
 /// Reads the PROXY header on `tcp` (whose peer is `peer`) within `limit`: the addresses to use,

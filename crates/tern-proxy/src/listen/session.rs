@@ -39,8 +39,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     } = accepted;
     let _counted = w.session_started();
     // The PROXY header comes before anything else on the wire, TLS included.
-    let Some(addrs) =
-        proxy_in::addresses_of(&w.handshakes(), frontend, accept_proxy, &mut stream, peer).await
+    let Some(addrs) = proxy_in::addresses_of(&*w, frontend, accept_proxy, &mut stream, peer).await
     else {
         return;
     };

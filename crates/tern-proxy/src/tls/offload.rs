@@ -212,8 +212,7 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     let Some(config) = tls else { return };
     let _counted = o.life.session_started();
     // The PROXY header comes before the ClientHello on the wire.
-    let Some(addrs) =
-        proxy_in::addresses_of(&o.handshakes(), frontend, accept_proxy, &mut stream, peer).await
+    let Some(addrs) = proxy_in::addresses_of(&*o, frontend, accept_proxy, &mut stream, peer).await
     else {
         return;
     };
