@@ -4,8 +4,8 @@
 //! on the offload thread) and TCP mode; real senders (`curl --haproxy-protocol`, Debian's
 //! HAProxy with `send-proxy` and `send-proxy-v2`); and what is refused: garbage, a truncated
 //! header, a v2 with a bad length, a header late past the timeout — each closed, counted in
-//! `proxy_errors`, never reaching a server. A test reading past the header (eating the request)
-//! fails the first three tests.
+//! `proxy_errors`, never reaching a server. (A reader that took bytes past the header, eating
+//! the request, was tried on purpose: three of these tests failed.)
 //!
 //! Backends are `tern term`: `?h=1` answers with the request head it received, and
 //! `--accept-proxy` echoes the PROXY header tern sent (`x-proxy-src`, `x-proxy-dst`).
@@ -380,4 +380,36 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
     assert_eq!(c.get("frontend h2c", "h2_streams"), 1, "{:?}", c.0);
     assert_eq!(c.get("frontend web", "proxy_errors"), 0);
     assert_eq!(c.get("frontend h2c", "proxy_errors"), 0);
+}
+
+/// `balance = "source"` hashes the carried address: connections that all come from 127.0.0.1
+/// but carry different sources spread over both servers, and one source keeps its server.
+#[test]
+fn source_hashing_in_tcp_mode_keys_on_the_carried_address() {
+    let (one, two) = (Term::start("one"), Term::start("two"));
+    let toml = format!(
+        "[[frontend]]\nname = \"web\"\nmode = \"tcp\"\nbind = [{}]\ndefault_backend = \"app\"\n\n\
+         [[backend]]\nname = \"app\"\nmode = \"tcp\"\nbalance = \"source\"\n\
+         servers = [{{ name = \"one\", address = \"{}\" }}, {{ name = \"two\", address = \"{}\" }}]\n",
+        bind(""),
+        one.addr,
+        two.addr
+    );
+    let tern = Tern::run(&toml);
+    let server_for = |source: u8| {
+        let mut req = format!("PROXY TCP4 198.51.100.{source} 10.0.0.1 4000 443\r\n").into_bytes();
+        req.extend_from_slice(DUMP);
+        let got = exchange(tern.addr(), &req);
+        got.head_value("x-term-server").unwrap()
+    };
+    let chosen: Vec<String> = (1..=16).map(server_for).collect();
+    assert!(
+        chosen.iter().any(|s| s == "one") && chosen.iter().any(|s| s == "two"),
+        "{chosen:?}"
+    );
+    for (i, server) in chosen.iter().enumerate().take(4) {
+        let source = u8::try_from(i + 1).unwrap();
+        assert_eq!(&server_for(source), server, "source {source} moved");
+    }
+    tern.stop();
 }
