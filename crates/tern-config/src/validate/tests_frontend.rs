@@ -339,3 +339,16 @@ servers = [{ name = "s1", address = "127.0.0.1:9" }]
     assert!(binds[0].accept_proxy);
     assert!(!binds[1].accept_proxy);
 }
+
+#[test]
+fn the_summary_counts_binds_with_accept_proxy() {
+    let plain = parse_ok(MINIMAL).summary();
+    assert!(!plain.contains("accept_proxy"), "{plain}");
+    let c = parse_ok(&with_frontend_lines("accept_proxy = true"));
+    assert!(
+        c.summary()
+            .contains("(1 bind, 0 with TLS, 1 with accept_proxy)"),
+        "{}",
+        c.summary()
+    );
+}
