@@ -201,6 +201,9 @@ pub struct Bind {
     pub address: SocketAddr,
     /// TLS settings for this bind; `None` means plain HTTP.
     pub tls: Option<TlsSettings>,
+    /// Whether each connection starts with a PROXY protocol header (v1 or v2) carrying the
+    /// client's addresses (HAProxy's `accept-proxy`); one that does not is closed.
+    pub accept_proxy: bool,
 }
 
 /// Client-side timeouts of a frontend.

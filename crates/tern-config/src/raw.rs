@@ -74,6 +74,7 @@ pub(crate) struct RawFrontend {
     pub mode: Option<String>,
     pub bind: Option<Vec<RawBind>>,
     pub tls: Option<RawTls>,
+    pub accept_proxy: Option<bool>,
     pub monitor_uri: Option<String>,
     pub default_backend: Option<String>,
     pub maxconn: Option<i64>,
@@ -142,6 +143,7 @@ pub(crate) enum RawBind {
 pub(crate) struct RawBindTable {
     pub address: String,
     pub tls: Option<RawBindTls>,
+    pub accept_proxy: Option<bool>,
 }
 
 /// A bind's own `tls`: `false` (plain HTTP) or its own settings table.

@@ -11,14 +11,20 @@ impl Config {
     pub fn summary(&self) -> String {
         let binds = self.frontends.iter().flat_map(|f| &f.binds);
         let bind_count = binds.clone().count();
-        let tls_count = binds.filter(|b| b.tls.is_some()).count();
+        let tls_count = binds.clone().filter(|b| b.tls.is_some()).count();
+        // Said only when some bind has it: a bind that expects a PROXY header refuses direct
+        // clients, worth seeing at a glance.
+        let proxy = match binds.filter(|b| b.accept_proxy).count() {
+            0 => String::new(),
+            n => format!(", {n} with accept_proxy"),
+        };
         let servers: usize = self.backends.iter().map(|b| b.servers.len()).sum();
         let workers = self
             .global
             .workers
             .map_or_else(|| "auto".to_owned(), |w| w.to_string());
         format!(
-            "ok: {} ({}, {tls_count} with TLS), {}, {}, workers={workers}, maxconn={}",
+            "ok: {} ({}, {tls_count} with TLS{proxy}), {}, {}, workers={workers}, maxconn={}",
             plural(self.frontends.len(), "frontend"),
             plural(bind_count, "bind"),
             plural(self.backends.len(), "backend"),

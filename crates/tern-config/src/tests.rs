@@ -27,7 +27,8 @@ fn minimal_config_gets_documented_defaults() {
         fe.binds,
         vec![Bind {
             address: "127.0.0.1:0".parse().unwrap(),
-            tls: None
+            tls: None,
+            accept_proxy: false,
         }]
     );
     assert_eq!(fe.monitor_uri, None);
@@ -208,7 +209,7 @@ fn unknown_keys_are_errors_listing_accepted_keys_at_every_level() {
             ),
             4,
             "frontend[0].bind[0].proto",
-            "`address` or `tls`",
+            "`address`, `tls`, `accept_proxy`",
         ),
         (
             &with_backend_lines("algo = \"x\""),

@@ -18,6 +18,7 @@
 //! | `acl` | ACL expressions and `if` conditions, inside a generated config | no panic; an accepted condition evaluates on several requests |
 //! | `client_hello` | the ClientHello readers of admission and of TLS passthrough (`tern_proxy::tls::client_hello`) | no panic; no verdict changes as more bytes arrive; a server name found is a host name from the input |
 //! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
+//! | `proxy_header` | [`tern_proxy_protocol::parse`] (PROXY v1/v2 received) | a complete header ends inside the input and the bound and does not depend on what follows; prefixes are `Partial`; a refusal stays one |
 //!
 //! Selector bytes: most targets take their first byte as a set of switches (small or default
 //! limits, the request method, forwarding options, where to cut), so one input also picks how
@@ -30,6 +31,7 @@ pub mod client_hello;
 pub mod config;
 pub mod differential;
 pub mod h1;
+pub mod proxy_header;
 pub mod rewrite;
 mod rfc;
 
@@ -48,6 +50,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("acl", config::acl),
     ("header_value", config::header_value),
     ("client_hello", client_hello::client_hello),
+    ("proxy_header", proxy_header::proxy_header),
 ];
 
 /// The check of the target named `name`.

@@ -46,6 +46,7 @@ use tracing::debug;
 use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::listen::accept::Acceptor;
+use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -225,10 +226,11 @@ async fn serve_stream(
         info,
         websocket,
     );
-    let (peer, tls) = (io.peer(), io.tls());
+    // The stream's local address is its connection's (a PROXY header's, if one came).
+    let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
-    Box::pin(conn::serve(w, frontend, io, peer, tls, log)).await;
+    Box::pin(conn::serve(w, frontend, io, addrs, tls, log)).await;
 }
 
 /// The address and TLS facts of a connection, for its streams.

@@ -11,5 +11,7 @@ pub(crate) mod accept;
 pub(crate) mod client;
 // Listening sockets: one per bind per worker, sharing the port with SO_REUSEPORT.
 pub(crate) mod listener;
+// The PROXY protocol header received first on a bind with `accept_proxy`.
+pub(crate) mod proxy_in;
 // One client connection from accept to close: TLS handshake, then the protocol's loop.
 pub(crate) mod session;

@@ -96,6 +96,9 @@ counters! {
         /// Connections served in TCP mode (`mode = "tcp"`), relayed whole to a server; their
         /// bytes count in `bytes_in` and `bytes_out` when they end.
         tcp_sessions,
+        /// Connections on an `accept_proxy` bind closed because their PROXY protocol header
+        /// was malformed, truncated or late (`listen/proxy_in.rs`).
+        proxy_errors,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
         /// Request bytes (head and body, as received) passed to servers.

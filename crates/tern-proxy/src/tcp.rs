@@ -28,7 +28,10 @@
 //! WebSocket tunnel it runs until both ends close, bounded by `global.grace` (stop) or
 //! `hard_stop_after` (drain after a reload or upgrade).
 //!
-//! Not here yet (issue 17): PROXY protocol received on binds, `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+//! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
+//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
+//!
+//! Not here yet (issue 17): `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;
@@ -46,6 +49,7 @@ use tracing::debug;
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 use crate::stats::bump;
 use crate::worker::Worker;
 use inspect::Inspected;
@@ -61,10 +65,11 @@ pub(crate) async fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
     mut io: S,
-    peer: SocketAddr,
+    addrs: Addrs,
     tls: bool,
     mut log: Option<Box<Tracker>>,
 ) {
+    let peer = addrs.peer;
     bump(&w.stats.frontends[frontend].tcp_sessions);
     if let Some(log) = log.as_deref_mut() {
         log.tcp_session();
@@ -75,7 +80,7 @@ pub(crate) async fn serve<S: ClientStream>(
         Some(delay) if !tls => inspect::inspect(&mut io, &mut buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(&w, frontend, &io, peer, tls, &hello) {
+    let backend = match route(&w, frontend, &io, addrs, tls, &hello) {
         Choice::Backend(backend) => backend,
         refused => return refuse(&w, frontend, peer, &refused, log),
     };
@@ -85,7 +90,7 @@ pub(crate) async fn serve<S: ClientStream>(
     let session = connect::Session {
         w: &w,
         backend,
-        peer,
+        addrs,
     };
     let Some((server, conn, attempt)) = session.server(&io, log.as_deref_mut()).await else {
         // Closed without a word: the tracker has the state (queue, connect) that ended it.
@@ -144,15 +149,18 @@ fn route<S: ClientStream>(
     w: &Worker,
     frontend: usize,
     io: &S,
-    peer: SocketAddr,
+    addrs: Addrs,
     tls: bool,
     hello: &Inspected,
 ) -> Choice {
     let fe = w.shared.frontend(frontend);
     let routing = &w.shared.routing[frontend];
     let facts = Connection {
-        peer,
-        local_port: io.local_addr().map_or(0, |a| a.port()),
+        peer: addrs.peer,
+        local_port: addrs
+            .local
+            .map_or_else(|| io.local_addr(), Ok)
+            .map_or(0, |a| a.port()),
         tls,
         // Terminated here: the handshake read the ClientHello; else the inspection did.
         sni: io.sni().or(hello.sni.as_deref()),

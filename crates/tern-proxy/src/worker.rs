@@ -61,6 +61,8 @@ pub(crate) struct WorkerListener {
     pub socket: std::net::TcpListener,
     /// The bind's TLS configuration, swapped on reload; `None` for a plain bind.
     pub tls: Option<TlsSlot>,
+    /// Whether the bind's connections start with a PROXY protocol header (`accept_proxy`).
+    pub accept_proxy: bool,
 }
 
 /// Everything a worker thread starts from.
@@ -269,7 +271,13 @@ async fn worker_main(
                 return offload;
             }
         };
-        let accept = accept::run(Rc::clone(&worker), l.frontend, listener, l.tls);
+        let accept = accept::run(
+            Rc::clone(&worker),
+            l.frontend,
+            listener,
+            l.tls,
+            l.accept_proxy,
+        );
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
     let sweep = sweep_pools(Rc::clone(&worker));

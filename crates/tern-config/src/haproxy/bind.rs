@@ -33,6 +33,8 @@ struct BindOpts {
     tls_only: Vec<String>,
     /// `proto NAME`: the protocol forced on the bind's connections.
     proto: Option<String>,
+    /// `accept-proxy`: connections start with a PROXY protocol header.
+    accept_proxy: bool,
 }
 
 /// Bind options that take no argument and do nothing in tern, with the reason.
@@ -58,8 +60,7 @@ fn no_effect_valued(option: &str) -> Option<&'static str> {
 /// Bind options tern does not support yet, with how many arguments they take.
 fn unsupported_arity(option: &str) -> Option<usize> {
     Some(match option {
-        "accept-proxy"
-        | "accept-netscaler-cip"
+        "accept-netscaler-cip"
         | "transparent"
         | "v4v6"
         | "v6only"
@@ -106,8 +107,14 @@ pub(crate) fn bind(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     p.tls_binds |= tls.is_some();
     for address in addresses {
         p.first_bind_address.get_or_insert_with(|| address.clone());
+        let proxy = if opts.accept_proxy {
+            ", accept_proxy = true"
+        } else {
+            ""
+        };
         let item = match &tls {
-            Some(tls) => format!("{{ address = {}, tls = {tls} }}", string(&address)),
+            Some(tls) => format!("{{ address = {}{proxy}, tls = {tls} }}", string(&address)),
+            None if opts.accept_proxy => format!("{{ address = {}{proxy} }}", string(&address)),
             None => string(&address),
         };
         p.binds.push(Src::new(item, line.no));
@@ -169,6 +176,11 @@ fn options(line: &Line, cx: &mut Cx<'_>) -> Option<BindOpts> {
         }
         match option {
             "ssl" => opts.ssl = true,
+            "accept-proxy" => {
+                opts.accept_proxy = true;
+                i += 1;
+                continue;
+            }
             "crt" => {
                 opts.any_crt = true;
                 opts.certs.crt(arg, line.no, cx);

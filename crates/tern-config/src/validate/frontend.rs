@@ -3,7 +3,8 @@
 //!
 //! A bind inherits the frontend's `tls` unless it says otherwise (`tls = false`, or its own
 //! table), so the common case — every bind of a frontend terminating TLS with the same
-//! certificates — is written once, and a plain-HTTP bind next to it is one word.
+//! certificates — is written once, and a plain-HTTP bind next to it is one word. `accept_proxy`
+//! is inherited the same way.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,6 +19,13 @@ use crate::model::{
 use crate::raw::{
     RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
 };
+
+/// What a bind inherits from its frontend unless it says otherwise.
+#[derive(Clone, Copy)]
+struct BindDefaults<'a> {
+    tls: Option<&'a TlsSettings>,
+    accept_proxy: bool,
+}
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
 const MIN_HEAD_SIZE: u64 = 8 * 1024;
@@ -39,7 +47,14 @@ impl Checker<'_> {
         Frontend {
             name: self.name(&path.key("name"), raw.name.as_deref()),
             mode,
-            binds: self.binds(raw.bind.as_deref(), tls.as_ref(), &path.key("bind")),
+            binds: self.binds(
+                raw.bind.as_deref(),
+                BindDefaults {
+                    tls: tls.as_ref(),
+                    accept_proxy: raw.accept_proxy.unwrap_or(false),
+                },
+                &path.key("bind"),
+            ),
             monitor_uri: self.monitor_uri(raw.monitor_uri.as_deref(), &path.key("monitor_uri")),
             default_backend: self.default_backend(raw, path, backends),
             use_backend: self.use_backend(
@@ -86,7 +101,7 @@ impl Checker<'_> {
     fn binds(
         &mut self,
         raw: Option<&[RawBind]>,
-        tls: Option<&TlsSettings>,
+        defaults: BindDefaults<'_>,
         path: &KeyPath,
     ) -> Vec<Bind> {
         let Some(raw) = raw else {
@@ -101,11 +116,13 @@ impl Checker<'_> {
         }
         raw.iter()
             .enumerate()
-            .map(|(i, bind)| self.bind(bind, &path.index(i), tls))
+            .map(|(i, bind)| self.bind(bind, &path.index(i), defaults))
             .collect()
     }
 
-    fn bind(&mut self, raw: &RawBind, path: &KeyPath, frontend_tls: Option<&TlsSettings>) -> Bind {
+    fn bind(&mut self, raw: &RawBind, path: &KeyPath, frontend: BindDefaults<'_>) -> Bind {
+        let frontend_tls = frontend.tls;
+        let mut accept_proxy = frontend.accept_proxy;
         let (address, address_path, tls) = match raw {
             RawBind::Address(address) => (address, path.clone(), frontend_tls.cloned()),
             RawBind::Table(table) => {
@@ -123,6 +140,7 @@ impl Checker<'_> {
                     }
                     Some(RawBindTls::Settings(settings)) => self.tls(settings, &tls_path),
                 };
+                accept_proxy = table.accept_proxy.unwrap_or(accept_proxy);
                 (&table.address, path.key("address"), tls)
             }
         };
@@ -136,7 +154,11 @@ impl Checker<'_> {
                 SocketAddr::from(([0, 0, 0, 0], 0))
             }
         };
-        Bind { address, tls }
+        Bind {
+            address,
+            tls,
+            accept_proxy,
+        }
     }
 
     /// Records a bind address, reporting it if another bind already uses it (port 0 excepted:

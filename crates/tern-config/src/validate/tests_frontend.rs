@@ -319,3 +319,36 @@ fn http2_settings_have_safe_defaults_and_ranges() {
         assert_error(&text, 5, &format!("frontend[0].http2.{key}"), "");
     }
 }
+
+#[test]
+fn accept_proxy_is_inherited_by_binds_unless_they_say_otherwise() {
+    let c = crate::test_support::parse_ok(
+        r#"
+[[frontend]]
+name = "web"
+accept_proxy = true
+bind = ["127.0.0.1:0", { address = "127.0.0.1:1", accept_proxy = false }]
+default_backend = "app"
+
+[[backend]]
+name = "app"
+servers = [{ name = "s1", address = "127.0.0.1:9" }]
+"#,
+    );
+    let binds = &c.frontends[0].binds;
+    assert!(binds[0].accept_proxy);
+    assert!(!binds[1].accept_proxy);
+}
+
+#[test]
+fn the_summary_counts_binds_with_accept_proxy() {
+    let plain = parse_ok(MINIMAL).summary();
+    assert!(!plain.contains("accept_proxy"), "{plain}");
+    let c = parse_ok(&with_frontend_lines("accept_proxy = true"));
+    assert!(
+        c.summary()
+            .contains("(1 bind, 0 with TLS, 1 with accept_proxy)"),
+        "{}",
+        c.summary()
+    );
+}

@@ -14,6 +14,7 @@ use crate::exchange::h2::{Target, UpstreamStream};
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::{self, ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -130,13 +131,14 @@ fn stream_of(stream: UpstreamStream) -> ServerStream {
     ServerStream::H2(Box::new(stream))
 }
 
-/// The client connection's addresses, for the PROXY header of a server with `proxy_protocol`.
-pub(crate) fn origin<S: ClientStream>(io: &S) -> Origin {
-    match (io.peer_addr(), io.local_addr()) {
-        (Ok(source), Ok(destination)) => Origin::Client {
-            source,
+/// The client connection's addresses (`addrs`, the local one read from `io` unless a PROXY
+/// header carried it), for the PROXY header of a server with `proxy_protocol`.
+pub(crate) fn origin<S: ClientStream>(io: &S, addrs: Addrs) -> Origin {
+    match addrs.local.map_or_else(|| io.local_addr(), Ok) {
+        Ok(destination) => Origin::Client {
+            source: addrs.peer,
             destination,
         },
-        _ => Origin::Unknown,
+        Err(_) => Origin::Unknown,
     }
 }

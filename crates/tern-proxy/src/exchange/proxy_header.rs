@@ -15,7 +15,7 @@
 //! command, v1 (which has no such command) with `UNKNOWN`, as HAProxy does.
 
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
 use tern_config::ProxyProtocol;
 
@@ -32,20 +32,10 @@ const V2_TCP6: u8 = 0x21;
 /// Family and transport: unspecified (no addresses follow).
 const V2_UNSPEC: u8 = 0x00;
 
-/// What the header tells the server about the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// A client's connection relayed by tern: the client's address (`source`) and the address
-    /// it connected to (`destination`, tern's own).
-    Client {
-        source: SocketAddr,
-        destination: SocketAddr,
-    },
-    /// A client's connection whose addresses could not be read.
-    Unknown,
-    /// A connection of tern's own: a health check.
-    Local,
-}
+/// What the header tells the server about the connection (`Client`: the client's address and
+/// the one it connected to; `Unknown`: addresses that could not be read; `Local`: a health
+/// check). The type is the one the received headers are parsed into (tern-proxy-protocol).
+pub(crate) use tern_proxy_protocol::Origin;
 
 /// The header of `version` for `origin`.
 pub(crate) fn header(version: ProxyProtocol, origin: Origin) -> Vec<u8> {

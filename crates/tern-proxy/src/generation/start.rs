@@ -346,6 +346,7 @@ fn bind_all(
                     frontend: f,
                     socket,
                     tls,
+                    accept_proxy: bind.accept_proxy,
                 });
             }
             slot_index += 1;

@@ -40,6 +40,7 @@ use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::http1::spares::Spare;
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 use crate::rules::facts::ConnFacts;
 use crate::stats::{bump, BackendCounters, FrontendCounters};
 use crate::timer::{Idle, Timer};
@@ -91,6 +92,8 @@ pub(super) struct H1Conn<S> {
     pub(super) w: Rc<Worker>,
     /// The client's address (for `balance = "source"`).
     pub(super) peer: IpAddr,
+    /// The client's addresses in full (for the PROXY header sent to servers).
+    pub(super) addrs: Addrs,
     pub(super) frontend: usize,
     /// The backend of the current request (chosen per request, see `route.rs`).
     pub(super) backend: usize,
@@ -119,11 +122,12 @@ pub(crate) async fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
     io: S,
-    peer: SocketAddr,
+    addrs: Addrs,
     tls: bool,
     log: Option<Box<Tracker>>,
 ) {
     let accepted = Instant::now();
+    let peer = addrs.peer;
     let fe = w.shared.frontend(frontend);
     let mut fwd = Forwarding::none();
     if fe.x_forwarded_for {
@@ -144,16 +148,17 @@ pub(crate) async fn serve<S: ClientStream>(
         max_headers: fe.limits.max_headers,
         ..Limits::default()
     };
-    // A `getsockname` only when some rule reads the local port.
-    let local_port = if w.shared.reads_dst_port {
-        io.local_addr().map_or(0, |a| a.port())
-    } else {
-        0
+    // A `getsockname` only when some rule reads the local port (and no PROXY header gave it).
+    let local_port = match addrs.local {
+        Some(local) => local.port(),
+        None if w.shared.reads_dst_port => io.local_addr().map_or(0, |a| a.port()),
+        None => 0,
     };
     let spare = w.spares.take(BUFFER_SIZE, limits.max_head_size);
     let mut s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
+        addrs,
         frontend,
         backend: 0,
         conn: ConnFacts {

@@ -282,7 +282,7 @@ impl<S: ClientStream> H1Conn<S> {
         let fresh = std::mem::take(&mut out.fresh);
         let proxy = srv
             .proxy_protocol
-            .map(|version| (version, origin(&self.io)));
+            .map(|version| (version, origin(&self.io, self.addrs)));
         match obtain(&w, b, server, fresh, host, proxy).await {
             Ok(got) => Ok(got),
             Err(e) => {

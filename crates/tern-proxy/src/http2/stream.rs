@@ -190,10 +190,6 @@ impl ClientStream for H2Stream {
         None
     }
 
-    fn peer_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.conn.peer)
-    }
-
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.conn
             .local

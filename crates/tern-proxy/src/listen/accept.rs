@@ -30,6 +30,8 @@ pub(crate) struct Accepted {
     pub peer: SocketAddr,
     /// The bind's TLS configuration at accept time; `None` for a plain bind.
     pub tls: Option<Arc<ServerConfig>>,
+    /// Whether a PROXY protocol header comes first (the bind's `accept_proxy`).
+    pub accept_proxy: bool,
     pub permits: Permits,
 }
 
@@ -49,6 +51,7 @@ pub(crate) async fn run<A: Acceptor>(
     frontend: usize,
     listener: TcpListener,
     mut slot: Option<TlsSlot>,
+    accept_proxy: bool,
 ) {
     // The configuration handed to each accepted connection; a reload swaps it here, between
     // accepts, so connections already accepted keep theirs (tls/reload.rs).
@@ -109,6 +112,7 @@ pub(crate) async fn run<A: Acceptor>(
             stream,
             peer,
             tls: tls.clone(),
+            accept_proxy,
             permits,
         });
     }

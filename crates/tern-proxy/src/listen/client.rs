@@ -51,11 +51,6 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// HTTP/2 stream), which has no socket of its own to shut down or drain.
     fn socket(&self) -> Option<&TcpStream>;
 
-    /// The client's address.
-    fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.socket().ok_or_else(no_socket)?.peer_addr()
-    }
-
     /// The address the client connected to.
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.socket().ok_or_else(no_socket)?.local_addr()

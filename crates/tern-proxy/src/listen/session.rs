@@ -1,10 +1,10 @@
-//! One client connection (a session): TLS handshake (`tls/handshake.rs`), then the protocol's
+//! One client connection (a session): the PROXY header on an `accept_proxy` bind
+//! (`listen/proxy_in.rs`), TLS handshake (`tls/handshake.rs`), then the protocol's
 //! loop until it ends: the TCP relay (`tcp.rs`) on a frontend with `mode = "tcp"`, HTTP/2
 //! (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with prior knowledge, else
 //! HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
 //! worker takes the session up from [`resume`].
 
-use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tern_config::ProxyMode;
@@ -14,6 +14,7 @@ use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
+use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
 use crate::tls::handshake;
@@ -35,22 +36,30 @@ fn is_tcp(w: &Worker, frontend: usize) -> bool {
 pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     let Accepted {
         frontend,
-        stream,
+        mut stream,
         peer,
         tls,
+        accept_proxy,
         permits: _permits,
     } = accepted;
     let _counted = w.session_started();
+    // The PROXY header comes before anything else on the wire, TLS included.
+    let Some(addrs) = proxy_in::addresses_of(&*w, frontend, accept_proxy, &mut stream, peer).await
+    else {
+        return;
+    };
+    let peer = addrs.peer;
     // Follows the connection for the access log, when it is on for this frontend.
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
         if is_tcp(&w, frontend) {
-            return tcp::serve(w, frontend, stream, peer, false, log).await;
+            return tcp::serve(w, frontend, stream, addrs, false, log).await;
         }
         if w.shared.frontend(frontend).http2.cleartext {
             // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
-            let info = http2::conn_info(peer, stream.local_addr().ok(), None);
+            let local = addrs.local.or_else(|| stream.local_addr().ok());
+            let info = http2::conn_info(peer, local, None);
             // A plain socket writes at each write: a buffer makes the flush the socket write,
             // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
             let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
@@ -58,7 +67,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             let h2 = http2::serve(w, frontend, io, info, log);
             return Profiled::new(Kind::Http2, h2).await;
         }
-        let proxy = conn::serve(w, frontend, stream, peer, false, log);
+        let proxy = conn::serve(w, frontend, stream, addrs, false, log);
         return Profiled::new(Kind::Request, proxy).await;
     };
     let Some(tls) = handshake::session(
@@ -73,14 +82,14 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     else {
         return;
     };
-    serve_tls(w, frontend, tls, peer, log).await;
+    serve_tls(w, frontend, tls, addrs, log).await;
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
 pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
     let Handshaken {
         frontend,
-        peer,
+        addrs,
         tls,
         permits: _permits,
         log,
@@ -92,11 +101,11 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
             // The worker's event loop could not take the socket (out of memory or epoll
             // watches), as an `accept` can fail: the client sees the connection close before
             // any response.
-            tracing::warn!(%peer, error = %e, "cannot take over a handshaken connection");
+            tracing::warn!(peer = %addrs.peer, error = %e, "cannot take over a handshaken connection");
             return;
         }
     };
-    serve_tls(w, frontend, tls, peer, log).await;
+    serve_tls(w, frontend, tls, addrs, log).await;
 }
 
 /// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
@@ -105,20 +114,21 @@ async fn serve_tls(
     w: Rc<Worker>,
     frontend: usize,
     tls: TlsStream,
-    peer: SocketAddr,
+    addrs: Addrs,
     log: Option<Box<Tracker>>,
 ) {
     if is_tcp(&w, frontend) {
-        return tcp::serve(w, frontend, tls, peer, true, log).await;
+        return tcp::serve(w, frontend, tls, addrs, true, log).await;
     }
     if http2::negotiated(tls.connection()) {
-        let info = http2::conn_info(peer, tls.tcp().local_addr().ok(), Some(tls.connection()));
+        let local = addrs.local.or_else(|| tls.tcp().local_addr().ok());
+        let info = http2::conn_info(addrs.peer, local, Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
         let io = http2::Coalesce::new(http2::Lingering(tls));
         let h2 = http2::serve(w, frontend, io, info, log);
         return Profiled::new(Kind::Http2, h2).await;
     }
-    let proxy = conn::serve(w, frontend, tls, peer, true, log);
+    let proxy = conn::serve(w, frontend, tls, addrs, true, log);
     Profiled::new(Kind::Request, proxy).await;
 }

@@ -9,8 +9,6 @@
 //! with its client's. A failed connect goes through [`Attempt::failed_to_connect`] (counters,
 //! passive checks, the log, `retries` and `redispatch`) exactly as for HTTP.
 
-use std::net::SocketAddr;
-
 use tracing::{debug, warn};
 
 use crate::access_log::Tracker;
@@ -21,6 +19,7 @@ use crate::exchange::pick::{pick_server, refusal_state};
 use crate::exchange::servers;
 use crate::exchange::upstream::{self, ConnectError, ServerConn};
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -29,7 +28,8 @@ use crate::worker::Worker;
 pub(super) struct Session<'w> {
     pub w: &'w Worker,
     pub backend: usize,
-    pub peer: SocketAddr,
+    /// The client's addresses (the socket's, or its PROXY header's).
+    pub addrs: Addrs,
 }
 
 impl Session<'_> {
@@ -45,7 +45,7 @@ impl Session<'_> {
         let state = w.balancers.state(b)?;
         let stuck = state
             .sticky()
-            .then(|| state.stuck(self.peer.ip(), servers::now()))
+            .then(|| state.stuck(self.addrs.peer.ip(), servers::now()))
             .flatten();
         let mut attempt = Attempt::new(w, b);
         loop {
@@ -56,7 +56,7 @@ impl Session<'_> {
             match self.open(io, server).await {
                 Ok(conn) => {
                     if !attempt.persisted() {
-                        persist::remember(state, self.peer.ip(), server);
+                        persist::remember(state, self.addrs.peer.ip(), server);
                     }
                     if let Some(log) = log.as_deref_mut() {
                         log.connected();
@@ -82,7 +82,7 @@ impl Session<'_> {
     ) -> Option<usize> {
         let (w, b) = (self.w, self.backend);
         let placement = attempt.placement(stuck);
-        match pick_server(w, b, None, self.peer.ip(), placement).await {
+        match pick_server(w, b, None, self.addrs.peer.ip(), placement).await {
             Ok(picked) => {
                 if let Some(log) = log {
                     log.picked(picked.server());
@@ -108,7 +108,9 @@ impl Session<'_> {
         let srv = &be.servers[server];
         let addr = address(w, b, server);
         let tls = tls_target(w, b, server, None, addr);
-        let proxy = srv.proxy_protocol.map(|version| (version, origin(io)));
+        let proxy = srv
+            .proxy_protocol
+            .map(|version| (version, origin(io, self.addrs)));
         let connect = upstream::connect(addr, be.timeouts.connect, tls, proxy);
         match Profiled::new(Kind::Connect, connect).await {
             Ok(conn) => {

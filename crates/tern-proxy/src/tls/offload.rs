@@ -28,7 +28,6 @@
 //! thread ends when it has none left, or when the worker is gone (its end of the channel
 //! closed), and the worker joins it.
 
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::{mpsc as std_mpsc, Arc};
 use std::thread::JoinHandle;
@@ -39,6 +38,7 @@ use tokio::sync::{mpsc, watch};
 use crate::access_log::Tracker;
 use crate::lifecycle::{next_mode, Lifecycle, Mode};
 use crate::listen::accept::{self, Accepted, Acceptor};
+use crate::listen::proxy_in::{self, Addrs};
 use crate::listen::session;
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::stats::WorkerStats;
@@ -55,7 +55,8 @@ const NICE: i32 = 19;
 #[derive(Debug)]
 pub(crate) struct Handshaken {
     pub frontend: usize,
-    pub peer: SocketAddr,
+    /// The client's addresses (the socket's, or its PROXY header's).
+    pub addrs: Addrs,
     pub tls: Detached,
     pub permits: Permits,
     pub log: Option<Box<Tracker>>,
@@ -154,7 +155,7 @@ async fn offload_main(
                 return;
             }
         };
-        let accept = accept::run(Rc::clone(&o), l.frontend, listener, l.tls);
+        let accept = accept::run(Rc::clone(&o), l.frontend, listener, l.tls, l.accept_proxy);
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
     let _ = ready.send(Ok(()));
@@ -201,14 +202,21 @@ impl Acceptor for Offload {
 async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     let Accepted {
         frontend,
-        stream,
+        mut stream,
         peer,
         tls,
+        accept_proxy,
         permits,
     } = accepted;
     // Only TLS listeners come here (`worker.rs`).
     let Some(config) = tls else { return };
     let _counted = o.life.session_started();
+    // The PROXY header comes before the ClientHello on the wire.
+    let Some(addrs) = proxy_in::addresses_of(&*o, frontend, accept_proxy, &mut stream, peer).await
+    else {
+        return;
+    };
+    let peer = addrs.peer;
     let mut log = Tracker::start(&o.shared, frontend, peer);
     let Some(tls) = handshake::session(
         o.handshakes(),
@@ -232,7 +240,7 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     // Fails only when the worker is gone (its generation ended): the connection closes.
     let _ = o.to_worker.send(Handshaken {
         frontend,
-        peer,
+        addrs,
         tls,
         permits,
         log,

@@ -106,6 +106,11 @@ pub(super) const FRONTEND: &[Family] = &[
         &[("tunnels", "")],
     ),
     one(
+        "tern_frontend_proxy_errors_total",
+        "Connections closed for a malformed, truncated or late PROXY protocol header.",
+        &[("proxy_errors", "")],
+    ),
+    one(
         "tern_frontend_tcp_sessions_total",
         "Connections served in TCP mode, relayed whole to a server.",
         &[("tcp_sessions", "")],

@@ -533,3 +533,20 @@ fn h2_workaround_bogus_websocket_clients_turns_the_extended_connect_off() {
     ));
     assert!(validate(&c).frontends[0].http2.websocket);
 }
+
+#[test]
+fn accept_proxy_on_a_bind_becomes_the_binds_accept_proxy() {
+    let c = convert(&format!(
+        "{HEAD}frontend f\n  bind :80 accept-proxy\n  bind :81\n  default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert!(
+        c.toml
+            .contains(r#"{ address = ":80", accept_proxy = true }"#),
+        "{}",
+        c.toml
+    );
+    let binds = &validate(&c).frontends[0].binds;
+    assert!(binds[0].accept_proxy, "{binds:?}");
+    assert!(!binds[1].accept_proxy, "{binds:?}");
+}

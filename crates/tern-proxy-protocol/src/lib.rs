@@ -1,0 +1,33 @@
+//! The PROXY protocol (HAProxy's doc/proxy-protocol.txt) as tern reads it, with no I/O: what a
+//! proxy in front of tern says about the client's connection, at the start of that connection.
+//!
+//! Why a crate of its own: the header is untrusted input read before anything else on a bind
+//! with `accept_proxy`, so its parser is fuzzed (`fuzz/`, checks in tern-fuzz) and tested apart
+//! from the data path, with no dependency at all (as tern-h1 is for HTTP/1.1 heads). The
+//! socket side (peek, exact reads, the timeout) is tern-proxy's `listen/proxy_in.rs`; the
+//! header tern *sends* to servers is written by tern-proxy's `exchange/proxy_header.rs`, with
+//! the same [`Origin`].
+
+#![forbid(unsafe_code)]
+
+mod parse;
+
+use std::net::SocketAddr;
+
+pub use parse::{parse, Header, Parsed, Refused, Tlvs, MAX_HEADER, MAX_V2_BODY, V1_MAX};
+
+/// What a PROXY header says about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A client's connection relayed by a proxy: the client's address (`source`) and the
+    /// address it connected to (`destination`, the proxy's own).
+    Client {
+        source: SocketAddr,
+        destination: SocketAddr,
+    },
+    /// A client's connection whose addresses are not told (v1 `UNKNOWN`, v2 unspecified or
+    /// Unix families): the receiver uses the connection's own.
+    Unknown,
+    /// A connection of the proxy's own, such as a health check (v2 LOCAL).
+    Local,
+}
