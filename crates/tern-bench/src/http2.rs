@@ -199,12 +199,12 @@ impl StreamLoop {
     async fn exchange(&mut self, started: Instant) -> Next {
         let limit = started + self.ctx.plan.timeout;
         match timeout_at(limit.into(), self.request()).await {
-            Ok(Ok((status, first_byte))) => {
+            Ok(Ok((status, first_byte, body_bytes))) => {
                 let now = Instant::now();
-                self.ctx
-                    .stats
-                    .borrow_mut()
-                    .response(status, started, first_byte, now);
+                let mut stats = self.ctx.stats.borrow_mut();
+                // Counted with the response: a stream cut at the deadline counts in neither.
+                stats.received(body_bytes, now);
+                stats.response(status, started, first_byte, now);
                 Next::Again
             }
             Ok(Err(failure)) => match failure.counted {
@@ -222,9 +222,9 @@ impl StreamLoop {
         }
     }
 
-    /// Sends the request and reads the response to its end; returns the status and the time
-    /// the response head arrived.
-    async fn request(&mut self) -> Result<(u16, Instant), Failure> {
+    /// Sends the request and reads the response to its end; returns the status, the time the
+    /// response head arrived and the body's size.
+    async fn request(&mut self) -> Result<(u16, Instant, usize), Failure> {
         poll_fn(|cx| self.send.poll_ready(cx))
             .await
             .map_err(|e| Failure::of(&e, true))?;
@@ -236,16 +236,14 @@ impl StreamLoop {
         let first_byte = Instant::now();
         let status = response.status().as_u16();
         let mut body = response.into_body();
+        let mut size = 0;
         while let Some(data) = body.data().await {
             let data = data.map_err(|e| Failure::of(&e, false))?;
             // Given back at once: the window stays open, the bytes are dropped.
             let _ = body.flow_control().release_capacity(data.len());
-            self.ctx
-                .stats
-                .borrow_mut()
-                .received(data.len(), Instant::now());
+            size += data.len();
         }
-        Ok((status, first_byte))
+        Ok((status, first_byte, size))
     }
 }
 
