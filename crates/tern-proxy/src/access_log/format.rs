@@ -225,28 +225,7 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
     if r.request == Request::Tcp {
         return tcp_text(r, out);
     }
-    address(out, &r.client);
-    out.extend_from_slice(b" [");
-    Civil::of(r.time).write_haproxy(out);
-    out.extend_from_slice(b"] ");
-    text_escaped(out, r.frontend.get());
-    if r.tls.is_some() {
-        out.push(b'~');
-    }
-    out.push(b' ');
-    // HAProxy names the frontend as the backend of a request that never reached one.
-    let backend = if r.backend.is_empty() {
-        &r.frontend
-    } else {
-        &r.backend
-    };
-    text_escaped(out, backend.get());
-    out.push(b'/');
-    if r.server.is_empty() {
-        out.extend_from_slice(b"<NOSRV>");
-    } else {
-        text_escaped(out, r.server.get());
-    }
+    who(r, out);
     let t = &r.timers;
     for (i, timer) in [t.request, t.queue, t.connect, t.response, t.active]
         .into_iter()
@@ -294,8 +273,9 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
 /// Appends the `tcplog` line of a TCP-mode session (HAProxy's `option tcplog` fields, with the
 /// bytes received beside those sent, and the TLS session as on HTTP lines):
 ///
-/// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER Tw/Tc/Tt BYTES_OUT BYTES_IN STATE RETRIES Th TLS`
-fn tcp_text(r: &Record, out: &mut Vec<u8>) {
+
+/// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER`: the start of both text lines (HTTP and TCP).
+fn who(r: &Record, out: &mut Vec<u8>) {
     address(out, &r.client);
     out.extend_from_slice(b" [");
     Civil::of(r.time).write_haproxy(out);
@@ -305,6 +285,7 @@ fn tcp_text(r: &Record, out: &mut Vec<u8>) {
         out.push(b'~');
     }
     out.push(b' ');
+    // HAProxy names the frontend as the backend of a request that never reached one.
     let backend = if r.backend.is_empty() {
         &r.frontend
     } else {
@@ -317,6 +298,10 @@ fn tcp_text(r: &Record, out: &mut Vec<u8>) {
     } else {
         text_escaped(out, r.server.get());
     }
+}
+/// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER Tw/Tc/Tt BYTES_OUT BYTES_IN STATE RETRIES Th TLS`
+fn tcp_text(r: &Record, out: &mut Vec<u8>) {
+    who(r, out);
     let t = &r.timers;
     for (i, timer) in [t.queue, t.connect, t.active].into_iter().enumerate() {
         out.push(if i == 0 { b' ' } else { b'/' });
