@@ -270,10 +270,6 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
     tls_text(r, out);
 }
 
-/// Appends the `tcplog` line of a TCP-mode session (HAProxy's `option tcplog` fields, with the
-/// bytes received beside those sent, and the TLS session as on HTTP lines):
-///
-
 /// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER`: the start of both text lines (HTTP and TCP).
 fn who(r: &Record, out: &mut Vec<u8>) {
     address(out, &r.client);
@@ -299,6 +295,10 @@ fn who(r: &Record, out: &mut Vec<u8>) {
         text_escaped(out, r.server.get());
     }
 }
+
+/// Appends the `tcplog` line of a TCP-mode session (HAProxy's `option tcplog` fields, with the
+/// bytes received beside those sent, and the TLS session as on HTTP lines):
+///
 /// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER Tw/Tc/Tt BYTES_OUT BYTES_IN STATE RETRIES Th TLS`
 fn tcp_text(r: &Record, out: &mut Vec<u8>) {
     who(r, out);
