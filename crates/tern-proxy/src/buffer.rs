@@ -17,6 +17,9 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
+mod kept;
+pub(crate) use kept::Kept;
+
 /// A growable read buffer.
 #[derive(Debug)]
 pub(crate) struct Buffer {

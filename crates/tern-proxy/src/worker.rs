@@ -339,7 +339,8 @@ fn start_offload(spec: &mut WorkerSpec, w: &Rc<Worker>) -> Result<Option<JoinHan
     Ok(Some(thread))
 }
 
-/// Closes expired idle upstream connections once a second.
+/// Closes expired idle upstream connections once a second, and lets the kept memory of ended
+/// sessions decay (`buffer/kept.rs`).
 async fn sweep_pools(w: Rc<Worker>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -351,6 +352,7 @@ async fn sweep_pools(w: Rc<Worker>) {
             }
             _ = tick.tick() => {
                 let kept = w.pools.sweep();
+                w.spares.sweep();
                 tracing::trace!(idle = kept, "pool sweep");
             }
         }

@@ -22,13 +22,14 @@ use std::rc::Rc;
 use tern_config::PoolSettings;
 use tokio::time::Instant;
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, Kept};
 use crate::exchange::h2::Sessions;
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::{ServerConn, ServerStream, BUFFER_SIZE, RESPONSE_LIMITS};
 
-/// Spare read buffers kept per worker, at most (32 KiB each).
-const MAX_SPARE_BUFFERS: usize = 256;
+/// Spare read buffers kept per worker, at most (32 KiB each; the list decays when they are not
+/// needed, see [`Kept`]).
+const MAX_SPARE_BUFFERS: usize = 2048;
 
 #[derive(Debug)]
 struct IdleConn {
@@ -44,7 +45,7 @@ pub(crate) struct Pools {
     pub(crate) h2: Sessions,
     settings: Vec<PoolSettings>,
     /// Read buffers of connections gone idle (or closed), lent at checkout.
-    spare: RefCell<Vec<Buffer>>,
+    spare: Kept<Buffer>,
 }
 
 impl Pools {
@@ -59,7 +60,7 @@ impl Pools {
             ),
             h2: Sessions::new(backends),
             settings: backends.iter().map(|&(_, s)| s).collect(),
-            spare: RefCell::new(Vec::new()),
+            spare: Kept::new(MAX_SPARE_BUFFERS),
         })
     }
 
@@ -116,7 +117,7 @@ impl Pools {
 
     /// A read buffer for a server connection's exchange: a spare one, emptied, or a new one.
     pub(crate) fn lend(&self) -> Buffer {
-        match self.spare.borrow_mut().pop() {
+        match self.spare.take() {
             Some(mut buf) => {
                 buf.reset(RESPONSE_LIMITS.max_head_size);
                 buf
@@ -127,9 +128,8 @@ impl Pools {
 
     /// Keeps `buf` for the next exchange, unless enough are kept or it grew.
     pub(crate) fn give_back(&self, buf: Buffer) {
-        let mut spare = self.spare.borrow_mut();
-        if spare.len() < MAX_SPARE_BUFFERS && buf.capacity() == BUFFER_SIZE {
-            spare.push(buf);
+        if buf.capacity() == BUFFER_SIZE {
+            self.spare.give(buf);
         }
     }
 
@@ -148,6 +148,7 @@ impl Pools {
                 kept += list.len();
             }
         }
+        self.spare.sweep();
         kept + self.h2.sweep(&self.settings)
     }
 
@@ -157,7 +158,7 @@ impl Pools {
             servers.iter_mut().for_each(Vec::clear);
         }
         self.h2.clear();
-        self.spare.borrow_mut().clear();
+        self.spare.clear();
     }
 }
 

@@ -323,16 +323,16 @@ impl ServerConn {
     /// server since its last response (see the module docs).
     pub(crate) fn is_usable(&mut self) -> bool {
         let mut cx = Context::from_waker(Waker::noop());
-        let mut scratch = [0u8; IDLE_READ];
         match &mut self.stream {
             ServerStream::Plain(tcp) => match tcp.poll_read_ready(&mut cx) {
                 Poll::Pending => true,
                 Poll::Ready(Err(_)) => false,
+                // Any byte, or the end, condemns the connection: one byte of room tells.
                 Poll::Ready(Ok(())) => {
-                    matches!(tcp.try_read(&mut scratch), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+                    matches!(tcp.try_read(&mut [0u8; 1]), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
                 }
             },
-            ServerStream::Tls(tls) => tls_is_usable(tls, &mut scratch, &mut cx),
+            ServerStream::Tls(tls) => tls_is_usable(tls, &mut cx),
             // A stream serves one request: its connection is pooled by `exchange::h2`.
             ServerStream::H2(_) => false,
         }
@@ -341,14 +341,17 @@ impl ServerConn {
 
 /// [`ServerConn::is_usable`] for TLS: raw bytes that arrived are passed to rustls; only
 /// handshake messages (session tickets, key updates) leave the connection usable.
-fn tls_is_usable(tls: &mut TlsStream<TcpStream>, scratch: &mut [u8], cx: &mut Context<'_>) -> bool {
+fn tls_is_usable(tls: &mut TlsStream<TcpStream>, cx: &mut Context<'_>) -> bool {
     let (tcp, conn) = tls.get_mut();
+    // Zeroed only when something arrived: the common idle connection has nothing to read.
+    let mut scratch = None;
     for _ in 0..MAX_IDLE_READS {
         match tcp.poll_read_ready(cx) {
             Poll::Pending => return true,
             Poll::Ready(Err(_)) => return false,
             Poll::Ready(Ok(())) => {}
         }
+        let scratch = scratch.get_or_insert([0u8; IDLE_READ]);
         let n = match tcp.try_read(scratch) {
             Ok(0) => return false,
             Ok(n) => n,

@@ -4,18 +4,18 @@
 //! parsed head's storage. Over an HTTP/1.1 keep-alive connection that is once per many
 //! requests; an HTTP/2 stream is a session of its own, so without reuse every stream would
 //! allocate and zero them again (perf under h2load: `memset` and `malloc` were the largest
-//! items after the kernel). Each worker keeps up to [`MAX_SPARES`] sets: what a burst of
-//! streams returns is taken by the next burst, and memory stays bounded when traffic stops.
-//! Buffers that grew for a large head are not kept (they go back to the allocator).
-
-use std::cell::RefCell;
+//! items after the kernel). Each worker keeps up to [`MAX_SPARES`] sets in a decaying list
+//! ([`Kept`]): what a burst of streams returns is taken by the next burst, and the memory goes
+//! back within seconds when traffic stops. Buffers that grew for a large head are not kept
+//! (they go back to the allocator).
 
 use tern_h1::RequestHead;
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, Kept};
 
-/// Sets kept per worker, at most (each about 17 KiB).
-const MAX_SPARES: usize = 256;
+/// Sets kept per worker, at most (each about 17 KiB): more than the streams of 16 HTTP/2
+/// connections at the default `max_concurrent_streams`.
+const MAX_SPARES: usize = 2048;
 
 /// Output buffers larger than this are dropped rather than kept.
 const MAX_OUT: usize = 16 * 1024;
@@ -29,14 +29,20 @@ pub(crate) struct Spare {
 }
 
 /// The worker's kept sets.
-#[derive(Debug, Default)]
-pub(crate) struct Spares(RefCell<Vec<Spare>>);
+#[derive(Debug)]
+pub(crate) struct Spares(Kept<Spare>);
+
+impl Default for Spares {
+    fn default() -> Self {
+        Self(Kept::new(MAX_SPARES))
+    }
+}
 
 impl Spares {
     /// A set for a session whose read buffer starts at `size` bytes and may grow to `max`: a
     /// kept one (emptied), or a new one.
     pub(crate) fn take(&self, size: usize, max: usize) -> Spare {
-        match self.0.borrow_mut().pop() {
+        match self.0.take() {
             Some(mut spare) => {
                 spare.buf.reset(max);
                 spare.out.clear();
@@ -53,13 +59,14 @@ impl Spares {
     /// Keeps `spare` for a later session whose read buffer starts at `size` bytes, unless
     /// enough are kept or its buffers grew.
     pub(crate) fn give(&self, spare: Spare, size: usize) {
-        let mut kept = self.0.borrow_mut();
-        if kept.len() < MAX_SPARES
-            && spare.buf.capacity() == size
-            && spare.out.capacity() <= MAX_OUT
-        {
-            kept.push(spare);
+        if spare.buf.capacity() == size && spare.out.capacity() <= MAX_OUT {
+            self.0.give(spare);
         }
+    }
+
+    /// Frees some of the sets no session needed lately (the worker's periodic sweep).
+    pub(crate) fn sweep(&self) {
+        self.0.sweep();
     }
 }
 
@@ -86,6 +93,6 @@ mod tests {
             },
             1024,
         );
-        assert!(spares.0.borrow().is_empty(), "a grown buffer is not kept");
+        assert_eq!(spares.0.len(), 0, "a grown buffer is not kept");
     }
 }
