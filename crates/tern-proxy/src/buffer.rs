@@ -123,6 +123,27 @@ impl Buffer {
         Poll::Ready(Ok(n))
     }
 
+    /// Appends `bytes` read elsewhere (into the stack while the connection held no buffer);
+    /// false when they do not fit within `max`.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> bool {
+        if self.data.len() - self.end < bytes.len() {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            let need = self.end + bytes.len();
+            if need > self.max {
+                return false;
+            }
+            if need > self.data.len() {
+                self.data
+                    .resize(need.next_power_of_two().clamp(need, self.max), 0);
+            }
+        }
+        self.data[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+        true
+    }
+
     /// A mutable view of the whole free space, for a synchronous read (`try_read`).
     pub(crate) fn spare(&mut self) -> &mut [u8] {
         self.make_room();

@@ -66,3 +66,18 @@ fn end_of_stream_reads_zero() {
     assert_eq!(read(&mut buf, b"").unwrap(), 0);
     assert!(buf.is_empty());
 }
+
+#[test]
+fn appended_bytes_fit_after_a_compaction_or_a_growth_within_max() {
+    let mut buf = Buffer::new(4, 8);
+    assert!(buf.append(b"abc"));
+    buf.consume(2);
+    assert!(buf.append(b"def"), "compacted to make room");
+    assert_eq!(buf.data(), b"cdef");
+    assert!(buf.append(b"gh"), "grown up to max");
+    assert_eq!(buf.data(), b"cdefgh");
+    assert!(!buf.append(b"ijk"), "beyond max");
+    assert_eq!(buf.data(), b"cdefgh");
+    let mut none = Buffer::empty();
+    assert!(!none.append(b"x"));
+}

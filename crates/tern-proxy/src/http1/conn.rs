@@ -3,7 +3,10 @@
 //!
 //! One task drives everything of a connection, the server side included ([`crate::exchange`],
 //! [`crate::http1::relay`]): no second task, no channel, no per-request allocation once the buffers
-//! are warm. Heads are parsed in place in the connection's read buffer by `tern-h1`.
+//! are warm. Heads are parsed in place in the connection's read buffer by `tern-h1`. A
+//! connection waiting with nothing received gives its buffers back to the worker
+//! (`http1/spares.rs`) and takes them again when bytes arrive, so an idle keep-alive
+//! connection costs its socket and TLS state, not a 16 KiB buffer (HAProxy does the same).
 //!
 //! Between requests the wait for a head is timed as operators know it from HAProxy:
 //! - first request, or bytes of a new head already received: `http_request`, from the accept
@@ -33,6 +36,7 @@ use tern_h1::local::{write_page, Page};
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
+use tokio::io::ReadBuf;
 use tokio::time::Instant;
 use tracing::debug;
 
@@ -49,6 +53,10 @@ use crate::worker::Worker;
 /// Working size of a client connection's read buffer (it grows up to `max_head_size` for a
 /// head that needs it).
 const BUFFER_SIZE: usize = 16 * 1024;
+
+/// What an idle connection's first read after a wait takes, on the stack: a whole request
+/// head usually, before the connection takes a buffer again.
+const IDLE_READ: usize = 2048;
 
 /// How long, and for how many bytes, a lingering close reads what the client still sends.
 const LINGER_TIME: Duration = Duration::from_secs(1);
@@ -213,12 +221,33 @@ pub(crate) async fn serve<S: ClientStream>(
 impl<S> Drop for H1Conn<S> {
     /// Gives the session's buffers back to the worker, whichever way the session ended.
     fn drop(&mut self) {
+        self.release_buffers();
+    }
+}
+
+impl<S> H1Conn<S> {
+    /// Gives the session's buffers back to the worker: the connection waits with nothing
+    /// received (an idle keep-alive connection holds no buffer, as in HAProxy), or it ended.
+    fn release_buffers(&mut self) {
+        if self.buf.capacity() == 0 {
+            return;
+        }
         let spare = Spare {
             buf: std::mem::replace(&mut self.buf, Buffer::empty()),
             out: std::mem::take(&mut self.out),
             head: std::mem::take(&mut self.head),
         };
         self.w.spares.give(spare, BUFFER_SIZE);
+    }
+
+    /// Takes buffers from the worker if the session gave its own back.
+    fn take_buffers(&mut self) {
+        if self.buf.capacity() == 0 {
+            let spare = self.w.spares.take(BUFFER_SIZE, self.limits.max_head_size);
+            self.buf = spare.buf;
+            self.out = spare.out;
+            self.head = spare.head;
+        }
     }
 }
 
@@ -274,7 +303,7 @@ impl<S: ClientStream> H1Conn<S> {
                         Err(e) => return Poll::Ready(HeadWait::Invalid(e)),
                     }
                 }
-                match self.buf.poll_read_from(&mut self.io, cx) {
+                match self.poll_read_head(cx) {
                     Poll::Ready(Ok(0)) => return Poll::Ready(HeadWait::Closed(None)),
                     Poll::Ready(Ok(_)) => {
                         if let Some(log) = self.log.as_deref_mut() {
@@ -289,6 +318,9 @@ impl<S: ClientStream> H1Conn<S> {
                 }
             }
             let started = !self.buf.is_empty();
+            if !started {
+                self.release_buffers();
+            }
             // The stop future completes only after `closes_idle` turned true, so it is never
             // polled again once it has completed.
             if !started && (self.w.closes_idle() || stop.as_mut().poll(cx).is_ready()) {
@@ -310,6 +342,26 @@ impl<S: ClientStream> H1Conn<S> {
             }
         })
         .await
+    }
+
+    /// Reads once towards a request head. A session that gave its buffers back while idle
+    /// reads into the stack first, and takes buffers only once bytes arrived.
+    fn poll_read_head(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.buf.capacity() > 0 {
+            return self.buf.poll_read_from(&mut self.io, cx);
+        }
+        let mut first = [0u8; IDLE_READ];
+        let mut rb = ReadBuf::new(&mut first);
+        ready!(Pin::new(&mut self.io).poll_read(cx, &mut rb))?;
+        let got = rb.filled();
+        if !got.is_empty() {
+            self.take_buffers();
+            if !self.buf.append(got) {
+                // Cannot happen: a fresh buffer holds more than IDLE_READ.
+                return Poll::Ready(Err(io::ErrorKind::OutOfMemory.into()));
+            }
+        }
+        Poll::Ready(Ok(got.len()))
     }
 
     /// The connection ended without a request to serve: count why, answer if due.
@@ -501,6 +553,7 @@ impl<S: ClientStream> H1Conn<S> {
     /// Reads and drops what the client sends, until it closes or `LINGER_BYTES` were read.
     async fn drain(&mut self) {
         let mut left = LINGER_BYTES;
+        self.take_buffers();
         self.buf.clear();
         std::future::poll_fn(|cx| loop {
             match self.io.poll_drain(cx, self.buf.spare()) {
