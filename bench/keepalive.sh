@@ -111,15 +111,19 @@ done
 
 echo
 echo "median over $RUNS run(s) (spread min-max)"
+declare -A cpu
 for server in "${SERVER_LIST[@]}"; do
     rates=$(awk -v s="$server" '$1 == s { print $3 }' "$TMP/results")
     cpus=$(awk -v s="$server" '$1 == s { print $4 }' "$TMP/results")
     printf '%-8s %8.0f req/s (%s)   proxy %6.2f µs/request (%s)\n' "$server" \
         "$(median <<<"$rates")" "$(spread 0 <<<"$rates")" "$(median <<<"$cpus")" "$(spread 2 <<<"$cpus")"
-    eval "cpu_$server=$(median <<<"$cpus")"
+    cpu[$server]=$(median <<<"$cpus")
 done
-if [[ -n ${cpu_tern:-} && -n ${cpu_haproxy:-} ]]; then
-    echo "tern / haproxy proxy CPU per request: $(calc "$cpu_tern / $cpu_haproxy" 2)x (goal <= 0.8x)"
+if [[ -n ${cpu[tern]:-} && -n ${cpu[haproxy]:-} ]]; then
+    echo "tern / haproxy proxy CPU per request: $(calc "${cpu[tern]} / ${cpu[haproxy]}" 2)x (goal <= 0.8x)"
+fi
+if [[ -n ${cpu[tern]:-} && -n ${cpu[tern-base]:-} ]]; then
+    echo "tern / tern-base proxy CPU per request: $(calc "${cpu[tern]} / ${cpu[tern-base]}" 3)x"
 fi
 if awk '$6 != 0 { bad = 1 } END { exit !bad }' "$TMP/results"; then
     echo "WARNING: some runs had errors; see the raw results (OUT=dir keeps them)"
