@@ -56,6 +56,24 @@ pub(crate) async fn obtain(
             }
         }
     }
+    // Boxed: opening a connection (TCP, TLS, HTTP/2) is a future of about 2 KB, which every
+    // future awaiting this one would otherwise hold inline, and copy at each move, for the
+    // requests (most of them) that reuse a pooled connection.
+    Box::pin(open(w, b, server, address, tls, proxy, target)).await
+}
+
+/// A new connection to `server` of backend `b` (see [`obtain`]).
+async fn open<'w>(
+    w: &'w Worker,
+    b: usize,
+    server: usize,
+    address: SocketAddr,
+    tls: Option<upstream::TlsTarget<'w>>,
+    proxy: Option<(ProxyProtocol, Origin)>,
+    target: Target,
+) -> Result<(ServerConn, bool), upstream::ConnectError> {
+    let be = w.shared.backend(b);
+    let srv = &be.servers[server];
     let connect = upstream::connect(address, be.timeouts.connect, tls, proxy);
     let conn = Profiled::new(Kind::Connect, connect).await?;
     bump(&w.stats.servers[b][server].connects);

@@ -495,7 +495,9 @@ impl<S: ClientStream> H1Conn<S> {
                     Next::Close
                 };
             }
-            End::Switched => return self.tunnel(conn, server).await,
+            // Boxed: a tunnel's future is large and rare; inline, every request's future
+            // would carry (and copy) its size.
+            End::Switched => return Box::pin(self.tunnel(conn, server)).await,
             End::Failed { fault, stage, .. } => (fault, stage),
         };
         drop(conn);

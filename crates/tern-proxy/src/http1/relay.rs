@@ -280,10 +280,11 @@ pub(crate) struct Relay<'a, S> {
     last_sent: u64,
 }
 
-impl<S: ClientStream> Relay<'_, S> {
-    /// Drives the exchange to its end.
-    pub(crate) async fn run(mut self) -> Outcome {
-        std::future::poll_fn(|cx| self.poll(cx)).await
+impl<'a, S: ClientStream> Relay<'a, S> {
+    /// Drives the exchange to its end. A plain future over the relay: an `async fn` taking
+    /// `self` would hold it twice (argument and local), 3.4 KB copied at every move.
+    pub(crate) fn run(mut self) -> impl std::future::Future<Output = Outcome> + 'a {
+        std::future::poll_fn(move |cx| self.poll(cx))
     }
 }
 
