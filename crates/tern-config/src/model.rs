@@ -422,6 +422,10 @@ pub struct HttpCheck {
     /// A substring the response body must contain (`expect_body`); only the first 16 KiB of
     /// the body are searched.
     pub expect_body: Option<String>,
+    /// The check speaks HTTP/2 (`proto = "h2"`, HAProxy `check-proto h2`): h2c over TCP, ALPN
+    /// `h2` over TLS. Default: the server's `proto`, HTTP/1.1 for `proto = "h1"` or a
+    /// negotiated one.
+    pub h2: bool,
 }
 
 /// An inclusive range of HTTP status codes.

@@ -169,6 +169,18 @@ fn server_check(
             diag.no_effect(s.line, context, "check-sni", "the check does not use TLS");
         }
     }
+    if let Some(proto) = &p.check_proto {
+        if http {
+            t.set("proto", string(proto));
+        } else {
+            diag.no_effect(
+                s.line,
+                context,
+                "check-proto",
+                "the check does not use HTTP",
+            );
+        }
+    }
     if t.is_empty() {
         "true".to_owned()
     } else {

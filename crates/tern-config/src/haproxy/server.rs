@@ -113,7 +113,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "agent-inter"
         | "agent-addr"
         | "agent-send"
-        | "check-proto"
         | "check-alpn"
         | "on-marked-down"
         | "on-marked-up"
@@ -184,6 +183,7 @@ const VALUED: &[&str] = &[
     "error-limit",
     "addr",
     "check-sni",
+    "check-proto",
     "cookie",
     "verify",
     "ca-file",
@@ -234,6 +234,13 @@ fn valued(
         }
         "addr" => s.addr = Some(arg.to_owned()),
         "check-sni" => s.check_sni = Some(arg.to_owned()),
+        "check-proto" => match arg {
+            "h1" | "h2" => s.check_proto = Some(arg.to_owned()),
+            other => cx.error(
+                line,
+                format!("'check-proto {other}' is not supported (checks speak h1 or h2)"),
+            ),
+        },
         "cookie" => s.cookie = Some(arg.to_owned()),
         "verify" => match arg {
             "none" => s.verify_none = Some(true),

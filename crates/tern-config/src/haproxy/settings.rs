@@ -103,6 +103,8 @@ pub(crate) struct ServerParams {
     pub port: Option<u64>,
     pub addr: Option<String>,
     pub check_sni: Option<String>,
+    /// `check-proto h1|h2`: the HTTP version of the server's checks.
+    pub check_proto: Option<String>,
     pub check_ssl: Option<bool>,
     pub weight: Option<u64>,
     pub maxconn: Option<u64>,

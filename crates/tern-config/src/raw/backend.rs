@@ -128,6 +128,8 @@ pub(crate) struct RawCheck {
     pub host: Option<String>,
     pub expect_status: Option<RawStatuses>,
     pub expect_body: Option<String>,
+    /// `"h1"` or `"h2"` (HAProxy `check-proto h2`); default: the server's `proto`.
+    pub proto: Option<String>,
 }
 
 /// One item of `backend.servers`.

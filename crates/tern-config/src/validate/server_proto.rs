@@ -8,11 +8,29 @@
 //!   HTTP/1.1 otherwise ([`ServerProto::Negotiated`], as HAProxy's `alpn h2,http/1.1`).
 //! - `proto = "h1"` with `h2` in `alpn` is an error: the server could pick a protocol tern was
 //!   told not to speak.
+//! - HTTP checks follow the server's protocol unless their own `proto` is written
+//!   (HAProxy's `check-proto`).
 
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Server, ServerProto};
-use crate::raw::RawBackend;
+use crate::model::{CheckKind, Server, ServerProto};
+use crate::raw::{RawBackend, RawServerCheck};
+
+/// A server's HTTP check whose `proto` is not written speaks the server's: HTTP/2 to a server
+/// with `proto = "h2"` (which may speak nothing else), HTTP/1.1 otherwise, as HAProxy's checks
+/// follow the server's `proto` unless `check-proto` says otherwise.
+fn follow_proto(server: &mut Server) {
+    let h2 = server.proto == ServerProto::Http2;
+    if let Some(check) = &mut server.check {
+        match &mut check.kind {
+            CheckKind::Http(http)
+            | CheckKind::Tls {
+                http: Some(http), ..
+            } => http.h2 = h2,
+            CheckKind::Tcp | CheckKind::Tls { http: None, .. } => {}
+        }
+    }
+}
 
 impl Checker<'_> {
     /// Sets `proto` on each of `servers` (built from `raw.servers`, in the same order, their
@@ -37,6 +55,11 @@ impl Checker<'_> {
             let written = own.or(default);
             let at = if own.is_some() { at } else { path.clone() };
             server.proto = self.with_alpn(server, written, &at);
+            let check_proto_written = raw.check.as_ref().is_some_and(|c| c.proto.is_some())
+                || matches!(&raw_server.check, Some(RawServerCheck::Table(c)) if c.proto.is_some());
+            if !check_proto_written {
+                follow_proto(server);
+            }
         }
     }
 

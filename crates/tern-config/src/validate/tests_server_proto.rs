@@ -74,3 +74,51 @@ fn proto_and_alpn_must_agree() {
         "expected \"h1\" or \"h2\"",
     );
 }
+
+/// The HTTP check of the first server, whose table has `keys`.
+fn http_check(keys: &str) -> crate::HttpCheck {
+    match &parse_ok(&with_server_keys(keys)).backends[0].servers[0]
+        .check
+        .as_ref()
+        .unwrap()
+        .kind
+    {
+        crate::CheckKind::Http(http)
+        | crate::CheckKind::Tls {
+            http: Some(http), ..
+        } => http.clone(),
+        other => panic!("not an HTTP check: {other:?}"),
+    }
+}
+
+#[test]
+fn http_checks_follow_the_servers_proto_unless_their_own_is_written() {
+    assert!(!http_check("check = { path = \"/up\" }").h2);
+    assert!(http_check("proto = \"h2\", check = { path = \"/up\" }").h2);
+    assert!(
+        http_check("proto = \"h2\", tls = { verify = \"none\" }, check = { type = \"https\" }").h2
+    );
+    assert!(!http_check("proto = \"h2\", check = { path = \"/up\", proto = \"h1\" }").h2);
+    assert!(http_check("check = { path = \"/up\", proto = \"h2\" }").h2);
+    // A negotiated protocol is not known in advance: checks stay HTTP/1.1.
+    assert!(
+        !http_check("tls = { verify = \"none\", alpn = [\"h2\", \"http/1.1\"] }, check = { type = \"https\" }")
+            .h2
+    );
+}
+
+#[test]
+fn a_check_proto_must_be_h1_or_h2_on_an_http_check() {
+    assert_error(
+        &with_server_keys("check = { path = \"/\", proto = \"h3\" }"),
+        8,
+        "backend[0].servers[0].check.proto",
+        "unknown check protocol `h3`",
+    );
+    assert_error(
+        &with_server_keys("check = { type = \"tcp\", proto = \"h2\" }"),
+        8,
+        "backend[0].servers[0].check.proto",
+        "only applies with type = \"http\" or \"https\"",
+    );
+}

@@ -1,5 +1,5 @@
-//! One active health check: connect, optionally handshake TLS and exchange one HTTP request, and
-//! report what happened as a [`CheckResult`].
+//! One active health check: connect, optionally handshake TLS and exchange one HTTP request
+//! (HTTP/1.1 in `http.rs`, HTTP/2 in `h2.rs`), and report what happened as a [`CheckResult`].
 //!
 //! The outcome's code mirrors HAProxy's check status codes (`L4OK`, `L7STS`, ...) so operators
 //! read tern's logs the way they read HAProxy's: the layer that failed and how. The whole check
@@ -17,6 +17,7 @@
 //! `addr` of their own): the caller says when, and the probe sends a header saying the
 //! connection is the proxy's own (v2 LOCAL, v1 UNKNOWN) right after the connect.
 
+mod h2;
 mod http;
 
 use std::fmt;
@@ -193,10 +194,20 @@ async fn run(
     }
     match &check.kind {
         CheckKind::Tcp => Ok(Finding::new(CheckCode::L4Ok, "connected")),
+        CheckKind::Http(req) if req.h2 => {
+            let authority = h2::authority(req, check.address);
+            h2::exchange(tcp, req, &authority, deadline, limit).await
+        }
         CheckKind::Http(req) => http::exchange(&mut tcp, req, check.address, deadline, limit).await,
         CheckKind::Tls { sni, http: req } => {
+            let h2 = req.as_ref().is_some_and(|req| req.h2);
+            let config = if h2 { &offering_h2(tls) } else { tls };
             let mut stream =
-                handshake(tcp, sni.as_deref(), tls, check.address, deadline, limit).await?;
+                handshake(tcp, sni.as_deref(), config, check.address, deadline, limit).await?;
+            if let Some(req) = req.as_ref().filter(|req| req.h2) {
+                let authority = h2::authority(req, check.address);
+                return h2::exchange(stream, req, &authority, deadline, limit).await;
+            }
             let verdict = match req {
                 None => Ok(Finding::new(
                     CheckCode::L6Ok,
@@ -212,6 +223,14 @@ async fn run(
             verdict
         }
     }
+}
+
+/// `config` offering only `h2` in ALPN, for an HTTP/2 check over TLS (the session cache stays
+/// shared).
+fn offering_h2(config: &Arc<ClientConfig>) -> Arc<ClientConfig> {
+    let mut own = (**config).clone();
+    own.alpn_protocols = vec![b"h2".to_vec()];
+    Arc::new(own)
 }
 
 /// How long a finished check waits for the server's close (and its session ticket).

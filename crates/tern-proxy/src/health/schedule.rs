@@ -154,9 +154,9 @@ fn jobs(
     jobs
 }
 
-/// `config` without `h2` in its ALPN offer: checks speak HTTP/1.1, also to servers the
-/// requests reach in HTTP/2 (as HAProxy's checks without `check-proto h2`). The session cache
-/// stays shared.
+/// `config` without `h2` in its ALPN offer: HTTP/1.1 checks must not let a server that
+/// negotiates pick HTTP/2. Checks with `proto = "h2"` offer `h2` alone instead (`probe.rs`).
+/// The session cache stays shared.
 fn http1_only(config: Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
     if !config.alpn_protocols.iter().any(|p| p == b"h2") {
         return config;

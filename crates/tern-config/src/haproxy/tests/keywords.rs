@@ -452,6 +452,30 @@ fn check_sni_and_check_ssl() {
 }
 
 #[test]
+fn check_proto_sets_the_http_version_of_checks() {
+    let c = backend(
+        "  option httpchk GET /health\n  server s1 10.0.0.1:80 proto h2 check check-proto h2\n\
+         server s2 10.0.0.2:80 proto h2 check check-proto h1\n",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s1\", address = \"10.0.0.1:80\", proto = \"h2\", check = { proto = \"h2\" } },",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s2\", address = \"10.0.0.2:80\", proto = \"h2\", check = { proto = \"h1\" } },",
+    );
+    validate(&c);
+    // Without `option httpchk` the check is TCP: nothing to speak.
+    let c = backend("  server s1 10.0.0.1:80 check check-proto h2\n");
+    assert_eq!(warned(&c.warnings), ["10: check-proto"]);
+    let e = super::errors(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend b\nbackend b\n  server s1 10.0.0.1:80 check check-proto h3\n"
+    ));
+    assert!(e.iter().any(|e| e.contains("check-proto h3")), "{e:?}");
+}
+
+#[test]
 fn cookie_rewrite_and_prefix_modes() {
     let c = backend("  cookie SRV rewrite\n  server s1 10.0.0.1:80 cookie a\n  server s2 10.0.0.2:80 cookie b\n");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);

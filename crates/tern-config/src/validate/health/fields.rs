@@ -86,6 +86,8 @@ pub(super) struct HttpFields {
     pub host: Option<String>,
     pub expect_status: Option<Vec<StatusRange>>,
     pub expect_body: Option<String>,
+    /// `proto`: true for `"h2"`.
+    pub h2: Option<bool>,
 }
 
 impl HttpFields {
@@ -97,6 +99,7 @@ impl HttpFields {
             ("host", self.host.is_some()),
             ("expect_status", self.expect_status.is_some()),
             ("expect_body", self.expect_body.is_some()),
+            ("proto", self.h2.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, set)| set.then_some(key))
@@ -117,6 +120,7 @@ impl HttpFields {
                 .or(base.expect_status.clone())
                 .unwrap_or_else(|| vec![DEFAULT_EXPECT]),
             expect_body: pick(&self.expect_body, &base.expect_body),
+            h2: self.h2.or(base.h2).unwrap_or(false),
         }
     }
 }
@@ -176,7 +180,23 @@ impl Checker<'_> {
                         b.is_empty().then(|| "must not be empty".to_owned())
                     })
                 }),
+                h2: raw.proto.as_deref().and_then(|p| self.check_proto(p, path)),
             },
+        }
+    }
+
+    /// `proto`: `"h1"` or `"h2"` (true).
+    fn check_proto(&mut self, text: &str, path: &KeyPath) -> Option<bool> {
+        match text {
+            "h1" => Some(false),
+            "h2" => Some(true),
+            other => {
+                self.issue(
+                    &path.key("proto"),
+                    format!("unknown check protocol `{other}`; supported: `h1`, `h2`"),
+                );
+                None
+            }
         }
     }
 

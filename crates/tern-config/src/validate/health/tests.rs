@@ -36,6 +36,7 @@ pub(super) fn default_http() -> HttpCheck {
         host: None,
         expect_status: vec![range(200, 399)],
         expect_body: None,
+        h2: false,
     }
 }
 
@@ -91,6 +92,7 @@ fn the_documented_example_resolves_per_server() {
             host: Some("app.example".into()),
             expect_status: vec![range(200, 299)],
             expect_body: Some("ok".into()),
+            h2: false,
         }),
         interval: secs(2),
         fast_interval: ms(500),

@@ -38,7 +38,7 @@ const LIMITS: Limits = Limits {
 };
 
 /// Statuses that pass when `expect_status` is empty (the configuration's default).
-const DEFAULT_EXPECT: &[StatusRange] = &[StatusRange {
+pub(super) const DEFAULT_EXPECT: &[StatusRange] = &[StatusRange {
     low: 200,
     high: 399,
 }];
@@ -260,7 +260,7 @@ fn invalid(text: impl Into<String>) -> Finding {
 }
 
 /// `expect_status` for a log line: `200-399`, `200,204`; adjacent ranges are shown as one.
-fn show(ranges: &[StatusRange]) -> String {
+pub(super) fn show(ranges: &[StatusRange]) -> String {
     let mut merged: Vec<StatusRange> = Vec::new();
     for r in ranges {
         match merged.last_mut() {

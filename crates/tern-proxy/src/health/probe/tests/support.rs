@@ -114,6 +114,7 @@ pub(super) fn get() -> HttpCheck {
         host: None,
         expect_status: vec![range(200, 299), range(300, 399)],
         expect_body: None,
+        h2: false,
     }
 }
 
