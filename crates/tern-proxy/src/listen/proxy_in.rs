@@ -103,7 +103,8 @@ fn addresses(header: &Header, peer: SocketAddr) -> Addrs {
             debug!(
                 %peer, client = %source, alpn = ?header.tlvs.alpn.as_deref().map(String::from_utf8_lossy),
                 authority = ?header.tlvs.authority.as_deref().map(String::from_utf8_lossy),
-                ssl = header.tlvs.ssl, "PROXY header received"
+                ssl = header.tlvs.client_ssl(), crc32c = header.tlvs.crc32c,
+                "PROXY header received"
             );
             Addrs {
                 peer: source,
