@@ -21,6 +21,7 @@ use tern_h1::ResponseHead;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
+use crate::exchange::proxy_header::ClientTls;
 use crate::tls::stream::TlsStream;
 
 /// A client connection the proxy loop can serve.
@@ -63,6 +64,12 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
 
     /// The server name the client sent in its TLS ClientHello (SNI).
     fn sni(&self) -> Option<&str> {
+        None
+    }
+
+    /// The client's TLS session, when tern terminated it, as a PROXY v2 header sent to a
+    /// server tells it (its TLVs).
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
         None
     }
 
@@ -124,6 +131,10 @@ impl ClientStream for TlsStream {
 
     fn sni(&self) -> Option<&str> {
         self.connection().server_name()
+    }
+
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
+        Some(ClientTls::of(self.connection()))
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
