@@ -219,6 +219,10 @@ pub struct FrontendTimeouts {
     pub keep_alive: Duration,
     /// Time allowed for the TLS handshake.
     pub handshake: Duration,
+    /// Inactivity on the client side of a TCP session or tunnel once the direction towards the
+    /// client is closed (the server finished): HAProxy's `timeout client-fin`. `None`: the
+    /// timeout the client side had before.
+    pub client_fin: Option<Duration>,
 }
 
 /// Limits on what a client may send.
@@ -496,6 +500,10 @@ pub struct BackendTimeouts {
     /// frontend's `client` timeout and the server side `server`, as HAProxy does without
     /// `timeout tunnel`.
     pub tunnel: Option<Duration>,
+    /// Inactivity on the server side of a TCP session or tunnel once the direction towards the
+    /// server is closed (the client finished): HAProxy's `timeout server-fin`. `None`: the
+    /// timeout the server side had before.
+    pub server_fin: Option<Duration>,
 }
 
 /// Idle connection pool settings of a backend.

@@ -121,6 +121,7 @@ pub(crate) struct RawFrontendTimeouts {
     pub http_request: Option<RawDuration>,
     pub keep_alive: Option<RawDuration>,
     pub handshake: Option<RawDuration>,
+    pub client_fin: Option<RawDuration>,
 }
 
 /// `frontend.limits`.

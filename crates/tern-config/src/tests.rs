@@ -42,6 +42,7 @@ fn minimal_config_gets_documented_defaults() {
             http_request: Duration::from_secs(10),
             keep_alive: Duration::from_secs(10),
             handshake: Duration::from_secs(10),
+            client_fin: None,
         }
     );
     assert_eq!(
@@ -61,6 +62,7 @@ fn minimal_config_gets_documented_defaults() {
             connect: Duration::from_secs(5),
             server: Duration::from_secs(30),
             tunnel: None,
+            server_fin: None,
         }
     );
     assert_eq!(

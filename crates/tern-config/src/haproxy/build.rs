@@ -295,6 +295,7 @@ fn forwarded_headers(p: &Proxy, backends: &HashMap<&str, &Proxy>, t: &mut Table,
 
 pub(crate) fn timeouts(p: &Proxy, t: &mut Table, diag: &mut Diag) {
     let to = &p.cfg.timeouts;
+    set_time(t, "timeouts.client_fin", to.client_fin.as_ref());
     let Some(client) = &to.client else {
         diag.approx(
             p.section.line,

@@ -34,6 +34,8 @@ pub(crate) struct Timeouts {
     pub queue: Option<Src<u64>>,
     pub check: Option<Src<u64>>,
     pub tunnel: Option<Src<u64>>,
+    pub client_fin: Option<Src<u64>>,
+    pub server_fin: Option<Src<u64>>,
 }
 
 /// `option httpchk` and `http-check send`.

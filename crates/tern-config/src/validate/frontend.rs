@@ -267,6 +267,7 @@ impl Checker<'_> {
                 raw.handshake.as_ref(),
                 Duration::from_secs(10),
             ),
+            client_fin: self.opt_duration(&path.key("client_fin"), raw.client_fin.as_ref()),
         }
     }
 

@@ -1,0 +1,128 @@
+//! Half-closed TCP sessions through the real binary: `timeouts.client_fin` and `server_fin`
+//! (HAProxy's `timeout client-fin` / `server-fin`) let go of a session whose other side
+//! finished, sooner than the session's own timeouts; `tern convert` carries them over from a
+//! haproxy.cfg. Servers are small threads on loopback; every wait is bounded.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+use support::*;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest wait for anything in these tests.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A TCP frontend `web` with `frontend` timeouts routing to a TCP backend with one server at
+/// `server` and `backend` timeouts (inline TOML tables).
+fn config(server: SocketAddr, frontend: &str, backend: &str) -> String {
+    format!(
+        "[global]\nworkers = 1\n\n[[frontend]]\nname = \"web\"\nmode = \"tcp\"\n\
+         bind = [\"127.0.0.1:0\"]\ndefault_backend = \"app\"\ntimeouts = {frontend}\n\n\
+         [[backend]]\nname = \"app\"\nmode = \"tcp\"\ntimeouts = {backend}\n\
+         servers = [{{ name = \"s\", address = \"{server}\" }}]\n"
+    )
+}
+
+/// A server running `serve` on its one connection, on a thread.
+fn one_connection<F: FnOnce(TcpStream) + Send + 'static>(serve: F) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        if let Ok((conn, _)) = listener.accept() {
+            conn.set_read_timeout(Some(WAIT)).unwrap();
+            serve(conn);
+        }
+    });
+    addr
+}
+
+/// Reads until end of stream (bounded by `WAIT`); what was read.
+fn read_to_eof(s: &mut TcpStream) -> Vec<u8> {
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn server_fin_closes_a_session_whose_client_finished_and_server_went_quiet() {
+    // The server reads the client's bytes and end of stream, then neither answers nor closes.
+    let (tx, rx) = mpsc::channel();
+    let server = one_connection(move |mut conn| {
+        let got = read_to_eof(&mut conn);
+        tx.send(got).unwrap();
+        thread::sleep(WAIT);
+    });
+    let tern = Tern::run(&config(
+        server,
+        "{ client = \"30s\" }",
+        "{ server = \"30s\", server_fin = \"300ms\" }",
+    ));
+    let mut c = TcpStream::connect(tern.addr()).unwrap();
+    c.write_all(b"last words").unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let finished = Instant::now();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), b"last words");
+    // tern lets the session go after `server_fin`, not the 30 s of `server`.
+    assert_eq!(read_to_eof(&mut c), b"");
+    let waited = finished.elapsed();
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "tcp_sessions"), 1);
+    assert_eq!(c.get("frontend web", "bytes_in"), 10);
+}
+
+#[test]
+fn client_fin_closes_a_session_whose_server_finished_and_client_went_quiet() {
+    // The server says goodbye and closes its sending side, then waits for tern's close.
+    let (tx, rx) = mpsc::channel();
+    let server = one_connection(move |mut conn| {
+        conn.write_all(b"goodbye").unwrap();
+        conn.shutdown(Shutdown::Write).unwrap();
+        let finished = Instant::now();
+        let rest = read_to_eof(&mut conn);
+        tx.send((rest, finished.elapsed())).unwrap();
+    });
+    let tern = Tern::run(&config(
+        server,
+        "{ client = \"30s\", client_fin = \"300ms\" }",
+        "{ server = \"30s\" }",
+    ));
+    let mut c = TcpStream::connect(tern.addr()).unwrap();
+    // The client reads the goodbye and the end of stream, then stays silent and open.
+    assert_eq!(read_to_eof(&mut c), b"goodbye");
+    let (rest, waited) = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(rest, b"");
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    drop(c);
+    tern.stop();
+}
+
+#[test]
+fn tern_convert_carries_client_fin_and_server_fin_over() {
+    let dir = temp_dir("tcp-fin-cfg");
+    let cfg = "defaults\n  mode tcp\n  timeout client 10s\n  timeout server 10s\n  \
+               timeout connect 2s\n  timeout client-fin 1s\n  timeout server-fin 2500ms\n\
+               listen db\n  bind 127.0.0.1:0\n  server d 127.0.0.1:5432\n";
+    let path = dir.join("haproxy.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let (code, out, err) = tern_output(&["convert", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("client_fin = \"1s\""), "{out}");
+    assert!(out.contains("server_fin = \"2500ms\""), "{out}");
+    let toml = dir.join("tern.toml");
+    std::fs::write(&toml, &out).unwrap();
+    let (code, out, err) = tern_output(&["check", "-c", toml.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+}
