@@ -1,7 +1,9 @@
 //! Half-closed TCP sessions through the real binary: `timeouts.client_fin` and `server_fin`
 //! (HAProxy's `timeout client-fin` / `server-fin`) let go of a session whose other side
 //! finished, sooner than the session's own timeouts; `tern convert` carries them over from a
-//! haproxy.cfg. Servers are small threads on loopback; every wait is bounded.
+//! haproxy.cfg. A server's half-close reaches a TLS client as close_notify *and* a TCP FIN, while
+//! the client's direction stays open. Servers are small threads on loopback; every wait is
+//! bounded.
 
 #![allow(clippy::unwrap_used)]
 
@@ -11,8 +13,12 @@ use support::*;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+use tern_tls::{ClientOptions, KeyKind, Verify};
 
 /// Longest wait for anything in these tests.
 const WAIT: Duration = Duration::from_secs(10);
@@ -125,4 +131,49 @@ fn tern_convert_carries_client_fin_and_server_fin_over() {
     std::fs::write(&toml, &out).unwrap();
     let (code, out, err) = tern_output(&["check", "-c", toml.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_server_half_close_reaches_a_tls_client_as_close_notify_and_fin() {
+    // The server says hello and finishes its side, then reads what the client still sends.
+    let (tx, rx) = mpsc::channel();
+    let server = one_connection(move |mut conn| {
+        conn.write_all(b"hello").unwrap();
+        conn.shutdown(Shutdown::Write).unwrap();
+        tx.send(read_to_eof(&mut conn)).unwrap();
+    });
+    let dir = temp_dir("tcp-tls-half-close");
+    let cert = write_cert(&dir, "c", KeyKind::EcdsaP256);
+    let toml = config(server, "{ client = \"30s\" }", "{ server = \"30s\" }").replace(
+        "bind = [\"127.0.0.1:0\"]",
+        &format!("bind = [\"127.0.0.1:0\"]\ntls = {{ certs = [\"{cert}\"] }}"),
+    );
+    let tern = Tern::run_in(dir, &toml);
+    let config: Arc<rustls::ClientConfig> = tern_tls::client_config(&ClientOptions {
+        verify: Verify::Insecure,
+        ..ClientOptions::default()
+    });
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(config, name).unwrap();
+    let mut tcp = TcpStream::connect(tern.addr()).unwrap();
+    tcp.set_read_timeout(Some(WAIT)).unwrap();
+    let mut got = Vec::new();
+    rustls::Stream::new(&mut conn, &mut tcp)
+        .read_to_end(&mut got)
+        .unwrap();
+    // The TLS layer ended with close_notify...
+    assert_eq!(got, b"hello");
+    // ...and the TCP stream ends too: a FIN, not a connection left open (before the fix, this
+    // read waited for the whole timeout).
+    assert_eq!(tcp.read(&mut [0u8; 64]).unwrap(), 0);
+    // The client's direction is still open: it says more, then closes its side.
+    let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+    tls.write_all(b"still here").unwrap();
+    tls.conn.send_close_notify();
+    tls.flush().unwrap();
+    tcp.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), b"still here");
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "bytes_in"), 10);
+    assert_eq!(c.get("frontend web", "bytes_out"), 5);
 }

@@ -14,7 +14,6 @@
 
 use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use tern_h1::ResponseHead;
@@ -138,7 +137,8 @@ impl ClientStream for TlsStream {
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(self).poll_shutdown(cx)
+        // The close of the drop sends the FIN: no `shutdown(2)` before it.
+        self.poll_close_notify(cx)
     }
 
     fn queue_close(&mut self) {
