@@ -204,6 +204,10 @@ pub struct Bind {
     /// Whether each connection starts with a PROXY protocol header (v1 or v2) carrying the
     /// client's addresses (HAProxy's `accept-proxy`); one that does not is closed.
     pub accept_proxy: bool,
+    /// With `accept_proxy`: when not empty, only connections from these sources must start
+    /// with the header, and the others must not (they are read as they come): HAProxy's
+    /// `tcp-request connection expect-proxy layer4 if { src ... }`.
+    pub accept_proxy_from: Vec<IpNet>,
 }
 
 /// Client-side timeouts of a frontend.

@@ -29,6 +29,7 @@ fn minimal_config_gets_documented_defaults() {
             address: "127.0.0.1:0".parse().unwrap(),
             tls: None,
             accept_proxy: false,
+            accept_proxy_from: Vec::new(),
         }]
     );
     assert_eq!(fe.monitor_uri, None);

@@ -4,7 +4,8 @@
 //! on the offload thread) and TCP mode; real senders (`curl --haproxy-protocol`, Debian's
 //! HAProxy with `send-proxy` and `send-proxy-v2`); and what is refused: garbage, a truncated
 //! header, a v2 with a bad length, a header late past the timeout — each closed, counted in
-//! `proxy_errors`, never reaching a server. (A reader that took bytes past the header, eating
+//! `proxy_errors`, never reaching a server; and `accept_proxy_from`, the header required from
+//! trusted senders only. (A reader that took bytes past the header, eating
 //! the request, was tried on purpose: three of these tests failed.)
 //!
 //! Backends are `tern term`: `?h=1` answers with the request head it received, and
@@ -412,4 +413,58 @@ fn source_hashing_in_tcp_mode_keys_on_the_carried_address() {
         assert_eq!(&server_for(source), server, "source {source} moved");
     }
     tern.stop();
+}
+
+/// A connection to `to` from the loopback address `source`.
+fn connect_from(source: &str, to: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let from: SocketAddr = format!("{source}:0").parse().unwrap();
+    socket.bind(&from.into()).unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
+}
+
+/// `accept_proxy_from` (HAProxy's `tcp-request connection expect-proxy layer4 if { src ... }`):
+/// the header is required from the listed sources and not read from the others, so a direct
+/// client cannot choose its address by sending one.
+#[test]
+fn accept_proxy_from_requires_the_header_from_listed_sources_only() {
+    let app = Term::start("app");
+    let toml = format!(
+        "[[frontend]]\nname = \"web\"\nbind = [\"127.0.0.1:0\"]\naccept_proxy_from = [\"127.0.0.2\"]\n\
+         default_backend = \"app\"\ntimeouts = {{ handshake = \"300ms\" }}\n\n\
+         [[backend]]\nname = \"app\"\nservers = [{{ name = \"a\", address = \"{}\" }}]\n",
+        app.addr
+    );
+    let tern = Tern::run(&toml);
+    let header = b"PROXY TCP4 203.0.113.9 198.51.100.1 4567 443\r\n";
+    let send = |source: &str, bytes: &[u8]| {
+        let mut s = connect_from(source, tern.addr());
+        s.write_all(bytes).unwrap();
+        read_until_closed(&mut s, WAIT)
+    };
+    // The trusted sender: its header gives the client.
+    let got = send("127.0.0.2", &[&header[..], DUMP].concat());
+    assert_eq!(
+        dumped(&got, "x-forwarded-for").as_deref(),
+        Some("203.0.113.9"),
+        "{}",
+        got.text()
+    );
+    // Anyone else: served as it comes, with its own address.
+    let got = send("127.0.0.1", DUMP);
+    assert_eq!(
+        dumped(&got, "x-forwarded-for").as_deref(),
+        Some("127.0.0.1")
+    );
+    // Anyone else sending a header: it is no header here, but a bad request line.
+    let got = send("127.0.0.1", &[&header[..], DUMP].concat());
+    assert_eq!(got.status(), Some(400), "{}", got.text());
+    // The trusted sender without a header: closed, counted.
+    let got = send("127.0.0.2", DUMP);
+    assert!(got.bytes.is_empty(), "answered {:?}", got.text());
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "proxy_errors"), 1);
+    // The two served; the bad request line is not a request.
+    assert_eq!(c.get("frontend web", "requests"), 2);
 }

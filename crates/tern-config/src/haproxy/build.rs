@@ -237,6 +237,11 @@ fn target_and_limit(p: &Proxy, t: &mut Table) {
 /// `tcp_request` on an HTTP frontend, naming the `.cfg` line).
 fn routes(c: &ProxyCfg, t: &mut Table) {
     acls(c, t);
+    t.items(
+        "accept_proxy_from",
+        c.expect_proxy_from.clone(),
+        c.expect_proxy_from.first().map_or(0, |r| r.line),
+    );
     set_time(t, "tcp_request.inspect_delay", c.inspect_delay.as_ref());
     t.items(
         "tcp_request.content",

@@ -10,11 +10,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::condition::network;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{
-    Bind, Frontend, FrontendTimeouts, Http2Settings, ProxyMode, RequestLimits, TlsSettings,
+    Bind, Frontend, FrontendTimeouts, Http2Settings, IpNet, ProxyMode, RequestLimits, TlsSettings,
 };
 use crate::raw::{
     RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
@@ -25,6 +26,7 @@ use crate::raw::{
 struct BindDefaults<'a> {
     tls: Option<&'a TlsSettings>,
     accept_proxy: bool,
+    accept_proxy_from: &'a [IpNet],
 }
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
@@ -39,6 +41,10 @@ impl Checker<'_> {
         backends: &[Option<&str>],
     ) -> Frontend {
         let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        let proxy_from = self.sources(
+            raw.accept_proxy_from.as_deref(),
+            &path.key("accept_proxy_from"),
+        );
         let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
         let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
         if mode == ProxyMode::Tcp {
@@ -51,7 +57,9 @@ impl Checker<'_> {
                 raw.bind.as_deref(),
                 BindDefaults {
                     tls: tls.as_ref(),
-                    accept_proxy: raw.accept_proxy.unwrap_or(false),
+                    // A list of senders turns the header on, unless `accept_proxy` says no.
+                    accept_proxy: raw.accept_proxy.unwrap_or(!proxy_from.is_empty()),
+                    accept_proxy_from: &proxy_from,
                 },
                 &path.key("bind"),
             ),
@@ -123,6 +131,7 @@ impl Checker<'_> {
     fn bind(&mut self, raw: &RawBind, path: &KeyPath, frontend: BindDefaults<'_>) -> Bind {
         let frontend_tls = frontend.tls;
         let mut accept_proxy = frontend.accept_proxy;
+        let mut accept_proxy_from = frontend.accept_proxy_from.to_vec();
         let (address, address_path, tls) = match raw {
             RawBind::Address(address) => (address, path.clone(), frontend_tls.cloned()),
             RawBind::Table(table) => {
@@ -140,7 +149,11 @@ impl Checker<'_> {
                     }
                     Some(RawBindTls::Settings(settings)) => self.tls(settings, &tls_path),
                 };
-                accept_proxy = table.accept_proxy.unwrap_or(accept_proxy);
+                if let Some(from) = &table.accept_proxy_from {
+                    accept_proxy_from = self.sources(Some(from), &path.key("accept_proxy_from"));
+                }
+                let listed = table.accept_proxy_from.is_some() && !accept_proxy_from.is_empty();
+                accept_proxy = table.accept_proxy.unwrap_or(accept_proxy || listed);
                 (&table.address, path.key("address"), tls)
             }
         };
@@ -154,11 +167,27 @@ impl Checker<'_> {
                 SocketAddr::from(([0, 0, 0, 0], 0))
             }
         };
+        if !accept_proxy {
+            accept_proxy_from.clear();
+        }
         Bind {
             address,
             tls,
             accept_proxy,
+            accept_proxy_from,
         }
+    }
+
+    /// `accept_proxy_from`: addresses or networks (`10.0.0.0/8`, `::1`).
+    fn sources(&mut self, raw: Option<&[String]>, path: &KeyPath) -> Vec<IpNet> {
+        let mut nets = Vec::new();
+        for (i, text) in raw.unwrap_or_default().iter().enumerate() {
+            match network(text) {
+                Ok(net) => nets.push(net),
+                Err(message) => self.issue(&path.index(i), message),
+            }
+        }
+        nets
     }
 
     /// Records a bind address, reporting it if another bind already uses it (port 0 excepted:

@@ -341,6 +341,51 @@ servers = [{ name = "s1", address = "127.0.0.1:9" }]
 }
 
 #[test]
+fn accept_proxy_from_turns_the_header_on_for_listed_sources_and_binds_inherit_it() {
+    let c = crate::test_support::parse_ok(
+        r#"
+[[frontend]]
+name = "web"
+accept_proxy_from = ["10.0.0.0/8", "::1"]
+bind = [
+  "127.0.0.1:0",
+  { address = "127.0.0.1:1", accept_proxy = false },
+  { address = "127.0.0.1:2", accept_proxy_from = ["192.0.2.7"] },
+]
+default_backend = "app"
+
+[[frontend]]
+name = "own"
+bind = [{ address = "127.0.0.1:3", accept_proxy_from = ["127.0.0.0/8"] }]
+default_backend = "app"
+
+[[backend]]
+name = "app"
+servers = [{ name = "s1", address = "127.0.0.1:9" }]
+"#,
+    );
+    let binds = &c.frontends[0].binds;
+    assert!(binds[0].accept_proxy);
+    let nets: Vec<String> = binds[0]
+        .accept_proxy_from
+        .iter()
+        .map(|n| format!("{}/{}", n.addr, n.prefix))
+        .collect();
+    assert_eq!(nets, ["10.0.0.0/8", "::1/128"]);
+    assert!(!binds[1].accept_proxy && binds[1].accept_proxy_from.is_empty());
+    assert!(binds[2].accept_proxy);
+    assert_eq!(binds[2].accept_proxy_from.len(), 1);
+    let own = &c.frontends[1].binds[0];
+    assert!(own.accept_proxy && own.accept_proxy_from.len() == 1);
+    crate::test_support::assert_error(
+        &with_frontend_lines("accept_proxy_from = [\"10.0.0.0/33\"]"),
+        5,
+        "frontend[0].accept_proxy_from[0]",
+        "is not an address or network",
+    );
+}
+
+#[test]
 fn the_summary_counts_binds_with_accept_proxy() {
     let plain = parse_ok(MINIMAL).summary();
     assert!(!plain.contains("accept_proxy"), "{plain}");
