@@ -2,8 +2,8 @@
 //! (HAProxy's `timeout client-fin` / `server-fin`) let go of a session whose other side
 //! finished, sooner than the session's own timeouts; `tern convert` carries them over from a
 //! haproxy.cfg. A server's half-close reaches a TLS client as close_notify *and* a TCP FIN, while
-//! the client's direction stays open. Servers are small threads on loopback; every wait is
-//! bounded.
+//! the client's direction stays open. `show stat`'s text table counts the sessions. Servers are
+//! small threads on loopback; every wait is bounded.
 
 #![allow(clippy::unwrap_used)]
 
@@ -176,4 +176,44 @@ fn a_server_half_close_reaches_a_tls_client_as_close_notify_and_fin() {
     let c = tern.stop();
     assert_eq!(c.get("frontend web", "bytes_in"), 10);
     assert_eq!(c.get("frontend web", "bytes_out"), 5);
+}
+
+/// The column of `show stat`'s text table named `column`, on the row starting with `row`.
+fn stat_cell(table: &str, row: &str, column: &str) -> String {
+    let mut header: Vec<&str> = Vec::new();
+    for line in table.lines() {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        if cells.contains(&column) {
+            header = cells;
+        } else if cells.first() == Some(&row) {
+            if let Some(i) = header.iter().position(|c| *c == column) {
+                return cells[i].to_owned();
+            }
+        }
+    }
+    panic!("no {column} for {row} in:\n{table}")
+}
+
+#[test]
+fn show_stat_counts_tcp_sessions_in_its_text_table() {
+    let server = one_connection(|mut conn| {
+        let got = read_to_eof(&mut conn);
+        let _ = conn.write_all(&got);
+    });
+    let dir = temp_dir("tcp-stat");
+    let socket = dir.join("tern.sock");
+    let toml = config(server, "{ client = \"30s\" }", "{ server = \"30s\" }")
+        + &format!("\n[control]\nsocket = {socket:?}\n");
+    let tern = Tern::run_in(dir, &toml);
+    let mut c = TcpStream::connect(tern.addr()).unwrap();
+    c.write_all(b"ping").unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(read_to_eof(&mut c), b"ping");
+    let (code, table, err) = tern_output(&["ctl", "-s", socket.to_str().unwrap(), "show stat"]);
+    assert_eq!(code, 0, "{table}{err}");
+    assert_eq!(stat_cell(&table, "web", "tcp_sessions"), "1");
+    assert_eq!(stat_cell(&table, "web", "proxy_err"), "0");
+    assert_eq!(stat_cell(&table, "app", "tcp_sessions"), "1");
+    assert_eq!(stat_cell(&table, "app/s", "tcp_sessions"), "1");
+    tern.stop();
 }
