@@ -18,7 +18,7 @@ use crate::model::{
     Bind, Frontend, FrontendTimeouts, Http2Settings, IpNet, ProxyMode, RequestLimits, TlsSettings,
 };
 use crate::raw::{
-    RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
+    RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize, RawTls,
 };
 
 /// What a bind inherits from its frontend unless it says otherwise.
@@ -27,6 +27,7 @@ struct BindDefaults<'a> {
     tls: Option<&'a TlsSettings>,
     accept_proxy: bool,
     accept_proxy_from: &'a [IpNet],
+    mode: ProxyMode,
 }
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
@@ -40,13 +41,16 @@ impl Checker<'_> {
         path: &KeyPath,
         backends: &[Option<&str>],
     ) -> Frontend {
-        let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
+        let mut tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        if let (Some(settings), Some(written)) = (tls.as_mut(), raw.tls.as_ref()) {
+            tcp_alpn(mode, settings, written);
+        }
         let proxy_from = self.sources(
             raw.accept_proxy_from.as_deref(),
             &path.key("accept_proxy_from"),
         );
         let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
-        let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
         if mode == ProxyMode::Tcp {
             self.tcp_frontend_keys(raw, path);
         }
@@ -60,6 +64,7 @@ impl Checker<'_> {
                     // A list of senders turns the header on, unless `accept_proxy` says no.
                     accept_proxy: raw.accept_proxy.unwrap_or(!proxy_from.is_empty()),
                     accept_proxy_from: &proxy_from,
+                    mode,
                 },
                 &path.key("bind"),
             ),
@@ -147,7 +152,13 @@ impl Checker<'_> {
                         );
                         None
                     }
-                    Some(RawBindTls::Settings(settings)) => self.tls(settings, &tls_path),
+                    Some(RawBindTls::Settings(settings)) => {
+                        let mut tls = self.tls(settings, &tls_path);
+                        if let Some(own) = tls.as_mut() {
+                            tcp_alpn(frontend.mode, own, settings);
+                        }
+                        tls
+                    }
                 };
                 if let Some(from) = &table.accept_proxy_from {
                     accept_proxy_from = self.sources(Some(from), &path.key("accept_proxy_from"));
@@ -414,4 +425,13 @@ pub(super) fn parse_bind_address(text: &str) -> Result<SocketAddr, String> {
     }
     text.parse()
         .map_err(|_| format!("invalid bind address `{text}`: {forms}"))
+}
+
+/// A TCP frontend offers no ALPN unless `alpn` is written: tern does not know the protocol its
+/// servers speak, and offering `h2` would let clients pick HTTP/2 in front of servers that
+/// speak HTTP/1.1 or no HTTP at all (HAProxy's `mode tcp` binds offer none either).
+fn tcp_alpn(mode: ProxyMode, settings: &mut TlsSettings, written: &RawTls) {
+    if mode == ProxyMode::Tcp && written.alpn.is_none() {
+        settings.policy.alpn.clear();
+    }
 }

@@ -397,3 +397,25 @@ fn the_summary_counts_binds_with_accept_proxy() {
         c.summary()
     );
 }
+
+#[test]
+fn a_tcp_frontend_offers_no_alpn_unless_written() {
+    let tcp = |lines: &str| {
+        let text = format!(
+            "[[frontend]]\nname = \"web\"\nmode = \"tcp\"\ndefault_backend = \"app\"\n{lines}\n\n\
+             [[backend]]\nname = \"app\"\nmode = \"tcp\"\n\
+             servers = [ {{ name = \"s1\", address = \"127.0.0.1:8080\" }} ]\n"
+        );
+        parse_ok(&text).frontends[0].binds.clone()
+    };
+    let alpn = |b: &crate::model::Bind| b.tls.as_ref().unwrap().policy.alpn.clone();
+    let binds = tcp("tls = { certs = [\"c.pem\"] }\n\
+                     bind = [\"127.0.0.1:1\", { address = \"127.0.0.1:2\", tls = { certs = [\"d.pem\"] } }]");
+    assert!(alpn(&binds[0]).is_empty() && alpn(&binds[1]).is_empty());
+    let binds =
+        tcp("tls = { certs = [\"c.pem\"], alpn = [\"http/1.1\"] }\nbind = [\"127.0.0.1:1\"]");
+    assert_eq!(alpn(&binds[0]), ["http/1.1"]);
+    // An HTTP frontend keeps HTTP/2 first.
+    let http = parse_ok(&with_frontend_lines("tls = { certs = [\"c.pem\"] }"));
+    assert_eq!(alpn(&http.frontends[0].binds[0]), ["h2", "http/1.1"]);
+}
