@@ -14,11 +14,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
+use support::others::{free_port, Other};
 use support::*;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -275,46 +276,6 @@ fn curl_haproxy_protocol_is_accepted() {
     assert_eq!(c.get("frontend web", "proxy_errors"), 1);
 }
 
-/// A free loopback port (bound then released: HAProxy needs its number in its file).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// HAProxy running `cfg` in the foreground, killed (by its PID) when dropped.
-struct Haproxy(Child);
-
-impl Haproxy {
-    fn start(dir: &std::path::Path, cfg: &str, ports: &[u16]) -> Haproxy {
-        let path = dir.join("haproxy.cfg");
-        std::fs::write(&path, cfg).unwrap();
-        let child = Command::new("haproxy")
-            .args(["-db", "-f", path.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        for port in ports {
-            while TcpStream::connect(("127.0.0.1", *port)).is_err() {
-                assert!(Instant::now() < deadline, "HAProxy not listening on {port}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        Haproxy(child)
-    }
-}
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
     if !have("haproxy") || !have("curl") {
@@ -349,7 +310,7 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
          listen v2h1\n  bind 127.0.0.1:{p3}\n  server t {tls} send-proxy-v2 ssl verify none alpn http/1.1\n\
          listen v2h2c\n  bind 127.0.0.1:{p4}\n  server t {h2c} send-proxy-v2\n"
     );
-    let _haproxy = Haproxy::start(&dir, &cfg, &[p1, p2, p3, p4]);
+    let _haproxy = Other::haproxy(&dir, &cfg, &[p1, p2, p3, p4]);
     // The client connects to HAProxy from 127.0.0.3; HAProxy connects to tern from 127.0.0.1.
     let curl = |port: u16, extra: &[&str]| {
         let url = format!("http://127.0.0.1:{port}/?h=1");
