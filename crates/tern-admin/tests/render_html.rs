@@ -84,6 +84,8 @@ fn a_table_per_frontend_and_per_backend() {
         "data-label=\"Denied\" class=\"err\">5<",
         "data-label=\"Returned\">6<",
         "data-label=\"No backend\" class=\"err\">1<",
+        "data-label=\"TCP sessions\">11<",
+        "data-label=\"PROXY errors\" class=\"err\">13<",
     ] {
         assert!(
             frontends[0].contains(cell),

@@ -55,8 +55,15 @@ fn show_commands_answer_text_and_json() {
     assert!(stat.contains("frontend") && stat.contains("web"), "{stat}");
     let header: Vec<&str> = stat.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(
-        header[header.len() - 4..],
-        ["denied", "returned", "no_backend", "tunnels"]
+        header[header.len() - 6..],
+        [
+            "denied",
+            "returned",
+            "no_backend",
+            "tunnels",
+            "tcp_sessions",
+            "proxy_err"
+        ]
     );
     let web = stat.lines().find(|l| l.starts_with("web ")).unwrap();
     assert_eq!(web.split_whitespace().count(), header.len(), "{stat}");

@@ -204,6 +204,10 @@ pub struct Bind {
     /// Whether each connection starts with a PROXY protocol header (v1 or v2) carrying the
     /// client's addresses (HAProxy's `accept-proxy`); one that does not is closed.
     pub accept_proxy: bool,
+    /// With `accept_proxy`: when not empty, only connections from these sources must start
+    /// with the header, and the others must not (they are read as they come): HAProxy's
+    /// `tcp-request connection expect-proxy layer4 if { src ... }`.
+    pub accept_proxy_from: Vec<IpNet>,
 }
 
 /// Client-side timeouts of a frontend.
@@ -219,6 +223,10 @@ pub struct FrontendTimeouts {
     pub keep_alive: Duration,
     /// Time allowed for the TLS handshake.
     pub handshake: Duration,
+    /// Inactivity on the client side of a TCP session or tunnel once the direction towards the
+    /// client is closed (the server finished): HAProxy's `timeout client-fin`. `None`: the
+    /// timeout the client side had before.
+    pub client_fin: Option<Duration>,
 }
 
 /// Limits on what a client may send.
@@ -500,6 +508,10 @@ pub struct BackendTimeouts {
     /// frontend's `client` timeout and the server side `server`, as HAProxy does without
     /// `timeout tunnel`.
     pub tunnel: Option<Duration>,
+    /// Inactivity on the server side of a TCP session or tunnel once the direction towards the
+    /// server is closed (the client finished): HAProxy's `timeout server-fin`. `None`: the
+    /// timeout the server side had before.
+    pub server_fin: Option<Duration>,
 }
 
 /// Idle connection pool settings of a backend.

@@ -75,6 +75,7 @@ pub(crate) struct RawFrontend {
     pub bind: Option<Vec<RawBind>>,
     pub tls: Option<RawTls>,
     pub accept_proxy: Option<bool>,
+    pub accept_proxy_from: Option<Vec<String>>,
     pub monitor_uri: Option<String>,
     pub default_backend: Option<String>,
     pub maxconn: Option<i64>,
@@ -121,6 +122,7 @@ pub(crate) struct RawFrontendTimeouts {
     pub http_request: Option<RawDuration>,
     pub keep_alive: Option<RawDuration>,
     pub handshake: Option<RawDuration>,
+    pub client_fin: Option<RawDuration>,
 }
 
 /// `frontend.limits`.
@@ -144,6 +146,7 @@ pub(crate) struct RawBindTable {
     pub address: String,
     pub tls: Option<RawBindTls>,
     pub accept_proxy: Option<bool>,
+    pub accept_proxy_from: Option<Vec<String>>,
 }
 
 /// A bind's own `tls`: `false` (plain HTTP) or its own settings table.

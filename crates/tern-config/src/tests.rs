@@ -29,6 +29,7 @@ fn minimal_config_gets_documented_defaults() {
             address: "127.0.0.1:0".parse().unwrap(),
             tls: None,
             accept_proxy: false,
+            accept_proxy_from: Vec::new(),
         }]
     );
     assert_eq!(fe.monitor_uri, None);
@@ -42,6 +43,7 @@ fn minimal_config_gets_documented_defaults() {
             http_request: Duration::from_secs(10),
             keep_alive: Duration::from_secs(10),
             handshake: Duration::from_secs(10),
+            client_fin: None,
         }
     );
     assert_eq!(
@@ -61,6 +63,7 @@ fn minimal_config_gets_documented_defaults() {
             connect: Duration::from_secs(5),
             server: Duration::from_secs(30),
             tunnel: None,
+            server_fin: None,
         }
     );
     assert_eq!(

@@ -3,7 +3,9 @@
 //!
 //! Why a crate of its own: the header is untrusted input read before anything else on a bind
 //! with `accept_proxy`, so its parser is fuzzed (`fuzz/`, checks in tern-fuzz) and tested apart
-//! from the data path, with no dependency at all (as tern-h1 is for HTTP/1.1 heads). The
+//! from the data path, with one dependency only (`crc32c`, for the checksum TLV a v2 header may
+//! carry; as tern-h1 is for HTTP/1.1 heads). The TLV type numbers are public: tern-proxy writes
+//! the same TLVs in the headers it sends. The
 //! socket side (peek, exact reads, the timeout) is tern-proxy's `listen/proxy_in.rs`; the
 //! header tern *sends* to servers is written by tern-proxy's `exchange/proxy_header.rs`, with
 //! the same [`Origin`].
@@ -14,7 +16,12 @@ mod parse;
 
 use std::net::SocketAddr;
 
-pub use parse::{parse, Header, Parsed, Refused, Tlvs, MAX_HEADER, MAX_V2_BODY, V1_MAX};
+pub use parse::{
+    parse, Header, Parsed, Refused, Ssl, Tlvs, MAX_HEADER, MAX_V2_BODY, PP2_CLIENT_CERT_CONN,
+    PP2_CLIENT_CERT_SESS, PP2_CLIENT_SSL, PP2_SUBTYPE_SSL_CIPHER, PP2_SUBTYPE_SSL_CN,
+    PP2_SUBTYPE_SSL_VERSION, PP2_TYPE_ALPN, PP2_TYPE_AUTHORITY, PP2_TYPE_CRC32C, PP2_TYPE_SSL,
+    V1_MAX,
+};
 
 /// What a PROXY header says about the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

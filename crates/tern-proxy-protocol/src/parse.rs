@@ -31,12 +31,20 @@ pub const MAX_V2_BODY: usize = 4096;
 /// The longest header this parser accepts, of either form.
 pub const MAX_HEADER: usize = 16 + MAX_V2_BODY;
 
-/// v2 TLV types kept (2.2.1); the others are walked over.
-const PP2_TYPE_ALPN: u8 = 0x01;
-const PP2_TYPE_AUTHORITY: u8 = 0x02;
-const PP2_TYPE_SSL: u8 = 0x20;
-/// `PP2_CLIENT_SSL`: the client connected over TLS (2.2.5).
-const PP2_CLIENT_SSL: u8 = 0x01;
+/// v2 TLV types kept or checked (2.2.1 - 2.2.5); the others are walked over.
+pub const PP2_TYPE_ALPN: u8 = 0x01;
+pub const PP2_TYPE_AUTHORITY: u8 = 0x02;
+pub const PP2_TYPE_CRC32C: u8 = 0x03;
+pub const PP2_TYPE_SSL: u8 = 0x20;
+/// Sub-TLVs of `PP2_TYPE_SSL` (2.2.5).
+pub const PP2_SUBTYPE_SSL_VERSION: u8 = 0x21;
+pub const PP2_SUBTYPE_SSL_CN: u8 = 0x22;
+pub const PP2_SUBTYPE_SSL_CIPHER: u8 = 0x23;
+/// `PP2_TYPE_SSL` client flags (2.2.5): the client connected over TLS, presented a certificate
+/// on this connection, presented one in the session (this connection or a resumed one).
+pub const PP2_CLIENT_SSL: u8 = 0x01;
+pub const PP2_CLIENT_CERT_CONN: u8 = 0x02;
+pub const PP2_CLIENT_CERT_SESS: u8 = 0x04;
 
 /// What a complete header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +66,35 @@ pub struct Tlvs {
     pub alpn: Option<Vec<u8>>,
     /// `PP2_TYPE_AUTHORITY`: the host name the client asked for (its SNI).
     pub authority: Option<Vec<u8>>,
+    /// `PP2_TYPE_SSL`: what the sender knows of the client's TLS.
+    pub ssl: Option<Box<Ssl>>,
+    /// `PP2_TYPE_CRC32C` was present, and the header's checksum matched it (a mismatch is
+    /// refused).
+    pub crc32c: bool,
+}
+
+impl Tlvs {
     /// `PP2_TYPE_SSL` with `PP2_CLIENT_SSL`: the client spoke TLS to the sender.
-    pub ssl: bool,
+    pub fn client_ssl(&self) -> bool {
+        self.ssl
+            .as_ref()
+            .is_some_and(|ssl| ssl.client & PP2_CLIENT_SSL != 0)
+    }
+}
+
+/// The `PP2_TYPE_SSL` TLV (2.2.5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ssl {
+    /// `PP2_CLIENT_*` flags.
+    pub client: u8,
+    /// Zero when the client presented a certificate that was verified.
+    pub verify: u32,
+    /// `PP2_SUBTYPE_SSL_VERSION`: `TLSv1.3`, ...
+    pub version: Option<Vec<u8>>,
+    /// `PP2_SUBTYPE_SSL_CIPHER`: the suite's OpenSSL name.
+    pub cipher: Option<Vec<u8>>,
+    /// `PP2_SUBTYPE_SSL_CN`: the client certificate's subject common name.
+    pub cn: Option<Vec<u8>>,
 }
 
 /// Why a header was refused: the reason, for the debug log.
@@ -187,7 +222,7 @@ fn v2(buf: &[u8]) -> Result<Parsed, Refused> {
         return Ok(Parsed::Partial);
     };
     let (family, transport) = (buf[13] >> 4, buf[13] & 0x0f);
-    let (origin, tlvs) = match command {
+    let (origin, mut tlvs) = match command {
         // 2.2: LOCAL: the receiver uses the connection's own addresses and skips the body
         // whatever the family byte says.
         0x0 => (Origin::Local, Tlvs::default()),
@@ -202,6 +237,10 @@ fn v2(buf: &[u8]) -> Result<Parsed, Refused> {
         }
         _ => return Err(Refused("v2 command neither LOCAL nor PROXY")),
     };
+    if let Some(at) = crc32c_at(command, family, transport, body)? {
+        check_crc32c(&buf[..16 + body_len], 16 + at)?;
+        tlvs.crc32c = true;
+    }
     Ok(Parsed::Complete(Header {
         len: 16 + body_len,
         origin,
@@ -263,12 +302,54 @@ fn tlvs(mut rest: &[u8]) -> Result<Tlvs, Refused> {
         match kind {
             PP2_TYPE_ALPN => kept.alpn = Some(value.to_vec()),
             PP2_TYPE_AUTHORITY => kept.authority = Some(value.to_vec()),
-            PP2_TYPE_SSL => kept.ssl = ssl(value)?,
+            PP2_TYPE_SSL => kept.ssl = Some(Box::new(ssl(value)?)),
+            PP2_TYPE_CRC32C if value.len() != 4 => {
+                return Err(Refused("v2 CRC32C TLV not 4 bytes long"))
+            }
             _ => {}
         }
         rest = next;
     }
     Ok(kept)
+}
+
+/// Where the value of the `PP2_TYPE_CRC32C` TLV starts in `body`, if a PROXY command's TLVs
+/// (already walked, so well formed) have one.
+fn crc32c_at(
+    command: u8,
+    family: u8,
+    transport: u8,
+    body: &[u8],
+) -> Result<Option<usize>, Refused> {
+    if command != 0x1 {
+        return Ok(None);
+    }
+    let (_, mut at) = v2_addresses(family, transport, body)?;
+    while at < body.len() {
+        let (kind, value, _) = tlv(&body[at..])?;
+        if kind == PP2_TYPE_CRC32C {
+            return Ok(Some(at + 3));
+        }
+        at += 3 + value.len();
+    }
+    Ok(None)
+}
+
+/// 2.2.2: the CRC32c of the whole header (signature to the last TLV) with the checksum's own
+/// four bytes (at `at`) taken as zero must equal them.
+fn check_crc32c(header: &[u8], at: usize) -> Result<(), Refused> {
+    let sent = header
+        .get(at..at + 4)
+        .ok_or(Refused("v2 CRC32C TLV cut short"))?;
+    let sent = u32::from_be_bytes([sent[0], sent[1], sent[2], sent[3]]);
+    let crc = crc32c::crc32c(&header[..at]);
+    let crc = crc32c::crc32c_append(crc, &[0; 4]);
+    let crc = crc32c::crc32c_append(crc, &header[at + 4..]);
+    if crc == sent {
+        Ok(())
+    } else {
+        Err(Refused("v2 CRC32C checksum mismatch"))
+    }
 }
 
 /// One TLV at the start of `rest`: its type, its value and what follows it.
@@ -283,17 +364,29 @@ fn tlv(rest: &[u8]) -> Result<(u8, &[u8], &[u8]), Refused> {
     Ok((kind, value, &rest[3 + len..]))
 }
 
-/// `PP2_TYPE_SSL` (2.2.5): client flags (1 byte), verify result (4), then sub-TLVs, walked to
-/// check they fit.
-fn ssl(value: &[u8]) -> Result<bool, Refused> {
-    let Some(&client) = value.first() else {
+/// `PP2_TYPE_SSL` (2.2.5): client flags (1 byte), verify result (4), then sub-TLVs, each of
+/// which must fit.
+fn ssl(value: &[u8]) -> Result<Ssl, Refused> {
+    let [client, v0, v1, v2, v3, ..] = *value else {
         return Err(Refused("v2 SSL TLV cut short"));
     };
-    let mut rest = value.get(5..).ok_or(Refused("v2 SSL TLV cut short"))?;
+    let mut kept = Ssl {
+        client,
+        verify: u32::from_be_bytes([v0, v1, v2, v3]),
+        ..Ssl::default()
+    };
+    let mut rest = &value[5..];
     while !rest.is_empty() {
-        rest = tlv(rest)?.2;
+        let (kind, value, next) = tlv(rest)?;
+        match kind {
+            PP2_SUBTYPE_SSL_VERSION => kept.version = Some(value.to_vec()),
+            PP2_SUBTYPE_SSL_CIPHER => kept.cipher = Some(value.to_vec()),
+            PP2_SUBTYPE_SSL_CN => kept.cn = Some(value.to_vec()),
+            _ => {}
+        }
+        rest = next;
     }
-    Ok(client & PP2_CLIENT_SSL != 0)
+    Ok(kept)
 }
 
 #[cfg(test)]

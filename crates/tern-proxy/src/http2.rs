@@ -44,6 +44,7 @@ use tokio::time::{sleep_until, Instant};
 use tracing::debug;
 
 use crate::access_log::Tracker;
+use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::listen::accept::Acceptor;
 use crate::listen::proxy_in::Addrs;
@@ -248,6 +249,11 @@ pub(crate) fn conn_info(
             .and_then(|chain| chain.first())
             .map(|c| c.as_ref().to_vec()),
         tls: tls.is_some(),
+        session: tls.map(|t| ClientTls {
+            sni: None,
+            alpn: None,
+            ..ClientTls::of(t)
+        }),
         client_resets: Cell::new(0),
         live: Cell::new(0),
         waiting: RefCell::new(None),

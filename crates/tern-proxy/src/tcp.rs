@@ -18,7 +18,8 @@
 //! 3. **Relay** ([`relay`]): the protocol-neutral [`crate::tunnel::Tunnel`] both ways at once,
 //!    with one bounded buffer per direction, half-closes passed on (FIN; close_notify on TLS),
 //!    a reset on one side passed on as a reset of the other, and the backend's `tunnel`
-//!    timeout (else the frontend's `client` and the backend's `server`, as HAProxy does).
+//!    timeout (else the frontend's `client` and the backend's `server`, as HAProxy does), with
+//!    `client_fin` / `server_fin` once the other side finished.
 //!    Counters, passive checks and the `tcplog` access log line are written when it ends.
 //!
 //! No server could be had (all down, queue full or timed out, every retry failed): the client
@@ -31,7 +32,7 @@
 //! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
 //! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
 //!
-//! Not here yet (issue 17): `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+//! Not here yet (issue 17): `splice(2)` for plain relays.
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;

@@ -24,6 +24,10 @@
 //!   receiver does not take its bytes also expires after the receiver's timeout, even while the
 //!   other direction moves (HAProxy's write timeout): a client that stops reading and keeps
 //!   sending does not hold a buffer forever. One timer, polled only when both directions wait.
+//!   Once the direction towards an end is closed (its peer finished and the FIN or close_notify
+//!   was passed on), that end's `fin` timeout replaces its own, when set (HAProxy's `timeout
+//!   client-fin` and `server-fin`): a peer that half-closed and then vanished, or one that
+//!   never answers the close, is let go sooner than a live session.
 //!
 //! Reads wait until the buffer is empty, as in the relay (read, then write, in turn). A ring
 //! buffer would let a read overlap the write of earlier bytes; it is not measured, and messages
@@ -48,6 +52,9 @@ pub(crate) struct End<'a, S> {
     pub buf: &'a mut Buffer,
     /// Inactivity allowed on this end (see the module docs).
     pub timeout: Duration,
+    /// Inactivity allowed on this end once the direction towards it is closed, in place of
+    /// `timeout` (HAProxy's `timeout client-fin` / `server-fin`); `None`: `timeout` stays.
+    pub fin: Option<Duration>,
 }
 
 /// Which end of the tunnel.
@@ -252,7 +259,8 @@ where
         up: Option<Wait>,
         down: Option<Wait>,
     ) -> Option<Side> {
-        let (ct, st) = (self.client.timeout, self.server.timeout);
+        let ct = finishing(&self.client, self.down.done);
+        let st = finishing(&self.server, self.up.done);
         if std::mem::take(&mut self.up.moved) | std::mem::take(&mut self.down.moved) {
             self.idle.progress();
         }
@@ -276,6 +284,14 @@ where
             down: self.down.bytes,
             ending,
         }
+    }
+}
+
+/// The timeout of `end`: its `fin` once the direction towards it is `closed`, if set.
+fn finishing<S>(end: &End<'_, S>, closed: bool) -> Duration {
+    match end.fin {
+        Some(fin) if closed => fin,
+        _ => end.timeout,
     }
 }
 

@@ -30,6 +30,7 @@ use crate::http1::spares::Spares;
 pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
+use crate::listen::proxy_in::Expect;
 use crate::listen::session;
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
@@ -61,8 +62,9 @@ pub(crate) struct WorkerListener {
     pub socket: std::net::TcpListener,
     /// The bind's TLS configuration, swapped on reload; `None` for a plain bind.
     pub tls: Option<TlsSlot>,
-    /// Whether the bind's connections start with a PROXY protocol header (`accept_proxy`).
-    pub accept_proxy: bool,
+    /// Which of the bind's connections start with a PROXY protocol header (`accept_proxy`,
+    /// `accept_proxy_from`).
+    pub accept_proxy: Expect,
 }
 
 /// Everything a worker thread starts from.

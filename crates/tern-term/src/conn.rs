@@ -135,7 +135,9 @@ async fn serve_http<S>(
         abort: abort.clone(),
     });
     let svc_ctx = ctx.clone();
-    let svc = service_fn(move |req| respond::handle(req, svc_ctx.clone(), abort.clone(), proxied));
+    let svc = service_fn(move |req| {
+        respond::handle(req, svc_ctx.clone(), abort.clone(), proxied.clone())
+    });
     let conn = ctx.http.serve_connection(io, svc);
     let mut conn = std::pin::pin!(conn);
     let result = tokio::select! {

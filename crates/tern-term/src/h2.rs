@@ -53,7 +53,9 @@ pub(crate) async fn serve<S>(
     // Streams are cut one by one (`x=N`): the flag only says so, it is never raised.
     let abort = Arc::new(AbortFlag::per_stream());
     let svc_ctx = ctx.clone();
-    let svc = service_fn(move |req| respond::handle(req, svc_ctx.clone(), abort.clone(), proxied));
+    let svc = service_fn(move |req| {
+        respond::handle(req, svc_ctx.clone(), abort.clone(), proxied.clone())
+    });
     let conn = ctx.h2.serve_connection(TokioIo::new(io), svc);
     let mut conn = std::pin::pin!(conn);
     let result = tokio::select! {

@@ -5,8 +5,10 @@
 //! with `proxy_protocol`, HAProxy with `send-proxy`) and echoes what it said in response
 //! headers. It reads no more bytes than the header has (the TLS handshake or the HTTP request
 //! follows at once): 12 bytes first (no v1 line is shorter), then the v2 length it announces,
-//! or the rest of the v1 line a byte at a time. TLVs of v2 are read and ignored. A connection
-//! that does not open with a valid header is closed.
+//! or the rest of the v1 line a byte at a time. The v2 TLVs a TLS-terminating proxy adds
+//! (ALPN, authority, SSL with its version and cipher) are decoded here on their own, apart from
+//! tern's parser, and echoed in `x-proxy-tlvs`; the others are walked over. A connection that
+//! does not open with a valid header is closed.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -19,11 +21,14 @@ const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
 const V1_MAX: usize = 107;
 
 /// What a PROXY header said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Proxied {
     /// 1 or 2.
     pub version: u8,
     pub said: Said,
+    /// The TLVs decoded, as `x-proxy-tlvs` shows them (`alpn=h2 authority=localhost
+    /// ssl=0x01 verify=1 version=TLSv1.3 cipher=TLS_AES_128_GCM_SHA256`); empty without.
+    pub tlvs: String,
 }
 
 /// The connection a header describes.
@@ -118,7 +123,11 @@ pub(crate) fn parse_v1(line: &[u8]) -> Result<Proxied, String> {
         }
         _ => return Err(format!("bad PROXY v1 line {text:?}")),
     };
-    Ok(Proxied { version: 1, said })
+    Ok(Proxied {
+        version: 1,
+        said,
+        tlvs: String::new(),
+    })
 }
 
 /// A v2 header after its signature: version and command, family and transport, and the
@@ -130,23 +139,89 @@ pub(crate) fn parse_v2(version_command: u8, family: u8, rest: &[u8]) -> Result<P
             version_command >> 4
         ));
     }
-    let said = match version_command & 0x0f {
-        0 => Said::Local,
+    let (said, at) = match version_command & 0x0f {
+        0 => (Said::Local, rest.len()),
         1 => match family {
-            0x11 if rest.len() >= 12 => Said::Client {
-                source: v4(&rest[0..4], &rest[8..10]),
-                destination: v4(&rest[4..8], &rest[10..12]),
-            },
-            0x21 if rest.len() >= 36 => Said::Client {
-                source: v6(&rest[0..16], &rest[32..34]),
-                destination: v6(&rest[16..32], &rest[34..36]),
-            },
+            0x11 if rest.len() >= 12 => (
+                Said::Client {
+                    source: v4(&rest[0..4], &rest[8..10]),
+                    destination: v4(&rest[4..8], &rest[10..12]),
+                },
+                12,
+            ),
+            0x21 if rest.len() >= 36 => (
+                Said::Client {
+                    source: v6(&rest[0..16], &rest[32..34]),
+                    destination: v6(&rest[16..32], &rest[34..36]),
+                },
+                36,
+            ),
             0x11 | 0x21 => return Err("PROXY v2 addresses cut short".to_owned()),
-            _ => Said::Unknown,
+            _ => (Said::Unknown, rest.len()),
         },
         command => return Err(format!("PROXY v2 command {command}")),
     };
-    Ok(Proxied { version: 2, said })
+    let mut tlvs = Vec::new();
+    walk_tlvs(&rest[at..], &mut |kind, value| match kind {
+        0x01 => tlvs.push(format!("alpn={}", text(value))),
+        0x02 => tlvs.push(format!("authority={}", text(value))),
+        0x20 => tlvs.push(ssl_tlv(value)),
+        _ => {}
+    })?;
+    Ok(Proxied {
+        version: 2,
+        said,
+        tlvs: tlvs.join(" "),
+    })
+}
+
+/// Calls `each` with the type and value of every TLV in `rest`, which must hold them whole.
+fn walk_tlvs(mut rest: &[u8], each: &mut dyn FnMut(u8, &[u8])) -> Result<(), String> {
+    while !rest.is_empty() {
+        if rest.len() < 3 {
+            return Err("PROXY v2 TLV cut short".to_owned());
+        }
+        let len = usize::from(u16::from_be_bytes([rest[1], rest[2]]));
+        let value = rest
+            .get(3..3 + len)
+            .ok_or("PROXY v2 TLV longer than the header")?;
+        each(rest[0], value);
+        rest = &rest[3 + len..];
+    }
+    Ok(())
+}
+
+/// `ssl=FLAGS verify=N`, then the version and cipher sub-TLVs; `ssl=bad` if cut short.
+fn ssl_tlv(value: &[u8]) -> String {
+    let [client, a, b, c, d, ..] = *value else {
+        return "ssl=bad".to_owned();
+    };
+    let verify = u32::from_be_bytes([a, b, c, d]);
+    let mut out = format!("ssl=0x{client:02x} verify={verify}");
+    let walked = walk_tlvs(&value[5..], &mut |kind, value| match kind {
+        0x21 => out.push_str(&format!(" version={}", text(value))),
+        0x22 => out.push_str(&format!(" cn={}", text(value))),
+        0x23 => out.push_str(&format!(" cipher={}", text(value))),
+        _ => {}
+    });
+    if walked.is_err() {
+        out.push_str(" sub-tlvs=bad");
+    }
+    out
+}
+
+/// A TLV value as header-safe text: printable ASCII kept, anything else as `?`.
+fn text(value: &[u8]) -> String {
+    value
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() {
+                char::from(b)
+            } else {
+                '?'
+            }
+        })
+        .collect()
 }
 
 fn port(bytes: &[u8]) -> u16 {
@@ -207,9 +282,20 @@ mod tests {
         rest.extend_from_slice(&"::1".parse::<Ipv6Addr>().unwrap().octets());
         rest.extend_from_slice(&"::2".parse::<Ipv6Addr>().unwrap().octets());
         rest.extend_from_slice(&[0, 1, 0, 2]);
-        rest.extend_from_slice(&[0x20, 0, 1, 7]); // a TLV, ignored
+        rest.extend_from_slice(&[0x20, 0, 1, 7]); // an SSL TLV cut short
         let p = parse_v2(0x21, 0x21, &rest).unwrap();
         assert_eq!(p.said, client("[::1]:1", "[::2]:2"));
+        assert_eq!(p.tlvs, "ssl=bad");
+        let mut rest = vec![10, 0, 0, 1, 10, 0, 0, 2, 0, 80, 1, 187];
+        rest.extend_from_slice(b"\x01\x00\x02h2\x02\x00\x01a\x04\x00\x00");
+        rest.extend_from_slice(b"\x20\x00\x0f\x05\x00\x00\x00\x00\x21\x00\x07TLSv1.2");
+        let p = parse_v2(0x21, 0x11, &rest).unwrap();
+        assert_eq!(
+            p.tlvs,
+            "alpn=h2 authority=a ssl=0x05 verify=0 version=TLSv1.2"
+        );
+        rest.push(0x01);
+        assert!(parse_v2(0x21, 0x11, &rest).is_err(), "TLV cut short");
         assert_eq!(parse_v2(0x20, 0x00, &[]).unwrap().said, Said::Local);
         assert_eq!(parse_v2(0x21, 0x00, &[]).unwrap().said, Said::Unknown);
         assert!(parse_v2(0x11, 0x11, &[0; 12]).is_err(), "version 1");

@@ -77,8 +77,8 @@ pub(crate) async fn handle(
         tokio::time::sleep(plan.delay).await;
     }
     let mut resp = build(&plan, content, parts.method == Method::HEAD, &ctx, abort);
-    if let Some(p) = proxied {
-        echo_proxy(&mut resp, &p);
+    if let Some(p) = &proxied {
+        echo_proxy(&mut resp, p);
     }
     Ok(resp)
 }
@@ -90,8 +90,13 @@ fn echo_proxy(resp: &mut Response<TermBody>, p: &Proxied) {
     for (name, value) in [
         ("x-proxy-src", p.source()),
         ("x-proxy-dst", p.destination()),
+        ("x-proxy-tlvs", p.tlvs.clone()),
     ] {
-        // Addresses and the words `unknown`/`local` are always valid header values.
+        // Addresses, the words `unknown`/`local` and the TLVs' printable text are always
+        // valid header values.
+        if value.is_empty() {
+            continue;
+        }
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.insert(name, value);
         }

@@ -4,7 +4,8 @@
 //! on the offload thread) and TCP mode; real senders (`curl --haproxy-protocol`, Debian's
 //! HAProxy with `send-proxy` and `send-proxy-v2`); and what is refused: garbage, a truncated
 //! header, a v2 with a bad length, a header late past the timeout — each closed, counted in
-//! `proxy_errors`, never reaching a server. (A reader that took bytes past the header, eating
+//! `proxy_errors`, never reaching a server; and `accept_proxy_from`, the header required from
+//! trusted senders only. (A reader that took bytes past the header, eating
 //! the request, was tried on purpose: three of these tests failed.)
 //!
 //! Backends are `tern term`: `?h=1` answers with the request head it received, and
@@ -13,11 +14,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
+use support::others::{free_port, Other};
 use support::*;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -274,46 +276,6 @@ fn curl_haproxy_protocol_is_accepted() {
     assert_eq!(c.get("frontend web", "proxy_errors"), 1);
 }
 
-/// A free loopback port (bound then released: HAProxy needs its number in its file).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// HAProxy running `cfg` in the foreground, killed (by its PID) when dropped.
-struct Haproxy(Child);
-
-impl Haproxy {
-    fn start(dir: &std::path::Path, cfg: &str, ports: &[u16]) -> Haproxy {
-        let path = dir.join("haproxy.cfg");
-        std::fs::write(&path, cfg).unwrap();
-        let child = Command::new("haproxy")
-            .args(["-db", "-f", path.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        for port in ports {
-            while TcpStream::connect(("127.0.0.1", *port)).is_err() {
-                assert!(Instant::now() < deadline, "HAProxy not listening on {port}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        Haproxy(child)
-    }
-}
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
     if !have("haproxy") || !have("curl") {
@@ -348,7 +310,7 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
          listen v2h1\n  bind 127.0.0.1:{p3}\n  server t {tls} send-proxy-v2 ssl verify none alpn http/1.1\n\
          listen v2h2c\n  bind 127.0.0.1:{p4}\n  server t {h2c} send-proxy-v2\n"
     );
-    let _haproxy = Haproxy::start(&dir, &cfg, &[p1, p2, p3, p4]);
+    let _haproxy = Other::haproxy(&dir, &cfg, &[p1, p2, p3, p4]);
     // The client connects to HAProxy from 127.0.0.3; HAProxy connects to tern from 127.0.0.1.
     let curl = |port: u16, extra: &[&str]| {
         let url = format!("http://127.0.0.1:{port}/?h=1");
@@ -412,4 +374,58 @@ fn source_hashing_in_tcp_mode_keys_on_the_carried_address() {
         assert_eq!(&server_for(source), server, "source {source} moved");
     }
     tern.stop();
+}
+
+/// A connection to `to` from the loopback address `source`.
+fn connect_from(source: &str, to: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let from: SocketAddr = format!("{source}:0").parse().unwrap();
+    socket.bind(&from.into()).unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
+}
+
+/// `accept_proxy_from` (HAProxy's `tcp-request connection expect-proxy layer4 if { src ... }`):
+/// the header is required from the listed sources and not read from the others, so a direct
+/// client cannot choose its address by sending one.
+#[test]
+fn accept_proxy_from_requires_the_header_from_listed_sources_only() {
+    let app = Term::start("app");
+    let toml = format!(
+        "[[frontend]]\nname = \"web\"\nbind = [\"127.0.0.1:0\"]\naccept_proxy_from = [\"127.0.0.2\"]\n\
+         default_backend = \"app\"\ntimeouts = {{ handshake = \"300ms\" }}\n\n\
+         [[backend]]\nname = \"app\"\nservers = [{{ name = \"a\", address = \"{}\" }}]\n",
+        app.addr
+    );
+    let tern = Tern::run(&toml);
+    let header = b"PROXY TCP4 203.0.113.9 198.51.100.1 4567 443\r\n";
+    let send = |source: &str, bytes: &[u8]| {
+        let mut s = connect_from(source, tern.addr());
+        s.write_all(bytes).unwrap();
+        read_until_closed(&mut s, WAIT)
+    };
+    // The trusted sender: its header gives the client.
+    let got = send("127.0.0.2", &[&header[..], DUMP].concat());
+    assert_eq!(
+        dumped(&got, "x-forwarded-for").as_deref(),
+        Some("203.0.113.9"),
+        "{}",
+        got.text()
+    );
+    // Anyone else: served as it comes, with its own address.
+    let got = send("127.0.0.1", DUMP);
+    assert_eq!(
+        dumped(&got, "x-forwarded-for").as_deref(),
+        Some("127.0.0.1")
+    );
+    // Anyone else sending a header: it is no header here, but a bad request line.
+    let got = send("127.0.0.1", &[&header[..], DUMP].concat());
+    assert_eq!(got.status(), Some(400), "{}", got.text());
+    // The trusted sender without a header: closed, counted.
+    let got = send("127.0.0.2", DUMP);
+    assert!(got.bytes.is_empty(), "answered {:?}", got.text());
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "proxy_errors"), 1);
+    // The two served; the bad request line is not a request.
+    assert_eq!(c.get("frontend web", "requests"), 2);
 }

@@ -72,6 +72,8 @@ pub fn stat(view: &View, rates: &Current) -> String {
         "returned",
         "no_backend",
         "tunnels",
+        "tcp_sessions",
+        "proxy_err",
     ]);
     for f in rows::frontends(view) {
         let c = f.counters;
@@ -96,6 +98,8 @@ pub fn stat(view: &View, rates: &Current) -> String {
             c.intercepted.to_string(),
             c.no_backend.to_string(),
             c.tunnels.to_string(),
+            c.tcp_sessions.to_string(),
+            c.proxy_errors.to_string(),
         ]);
     }
     let backend_rows = rows::backends(view);
@@ -113,6 +117,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
         "retries",
         "srv_err",
         "srv_timeout",
+        "tcp_sessions",
     ]);
     for (i, b) in backend_rows.iter().enumerate() {
         let c = b.counters;
@@ -130,6 +135,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
             c.retries.to_string(),
             (c.upstream_errors + c.aborted_responses).to_string(),
             c.server_timeouts.to_string(),
+            c.tcp_sessions.to_string(),
         ]);
     }
     let mut servers = server_table(&[
@@ -141,6 +147,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
         "reused",
         "checks",
         "downs",
+        "tcp_sessions",
     ]);
     for b in &backend_rows {
         for s in &b.servers {
@@ -161,6 +168,7 @@ pub fn stat(view: &View, rates: &Current) -> String {
                     c.reused.to_string(),
                     format!("{}/{}", c.checks_passed, c.checks_failed),
                     c.went_down.to_string(),
+                    c.tcp_sessions.to_string(),
                 ],
             ));
         }

@@ -193,6 +193,8 @@ fn frontend(h: &mut String, f: &FrontendRow<'_>) {
         ("Client aborts", Cell::Error(c.client_aborts)),
         ("Keep-alive closed", Cell::Count(c.keepalive_timeouts)),
         ("Tunnels", Cell::Count(c.tunnels)),
+        ("TCP sessions", Cell::Count(c.tcp_sessions)),
+        ("PROXY errors", Cell::Error(c.proxy_errors)),
         ("Denied", Cell::Error(c.denied)),
         ("Returned", Cell::Count(c.intercepted)),
         ("No backend", Cell::Error(c.no_backend)),
@@ -221,6 +223,7 @@ fn backend(h: &mut String, b: &BackendRow<'_>) {
         h,
         &[
             ("Requests", Cell::Count(c.requests)),
+            ("TCP sessions", Cell::Count(c.tcp_sessions)),
             ("Queued", Cell::Count(c.queued)),
             ("No server (503)", Cell::Error(c.no_server)),
             ("Queue full (503)", Cell::Error(c.queue_full)),

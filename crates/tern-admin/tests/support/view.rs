@@ -109,6 +109,8 @@ pub fn stats(config: &Config) -> StatsSnapshot {
         denied: 5,
         intercepted: 6,
         no_backend: 1,
+        tcp_sessions: 11,
+        proxy_errors: 13,
         ..Default::default()
     };
     let plain = FrontendSnapshot {

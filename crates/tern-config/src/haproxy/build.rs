@@ -237,6 +237,11 @@ fn target_and_limit(p: &Proxy, t: &mut Table) {
 /// `tcp_request` on an HTTP frontend, naming the `.cfg` line).
 fn routes(c: &ProxyCfg, t: &mut Table) {
     acls(c, t);
+    t.items(
+        "accept_proxy_from",
+        c.expect_proxy_from.clone(),
+        c.expect_proxy_from.first().map_or(0, |r| r.line),
+    );
     set_time(t, "tcp_request.inspect_delay", c.inspect_delay.as_ref());
     t.items(
         "tcp_request.content",
@@ -295,6 +300,7 @@ fn forwarded_headers(p: &Proxy, backends: &HashMap<&str, &Proxy>, t: &mut Table,
 
 pub(crate) fn timeouts(p: &Proxy, t: &mut Table, diag: &mut Diag) {
     let to = &p.cfg.timeouts;
+    set_time(t, "timeouts.client_fin", to.client_fin.as_ref());
     let Some(client) = &to.client else {
         diag.approx(
             p.section.line,

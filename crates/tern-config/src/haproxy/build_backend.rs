@@ -46,6 +46,11 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
     }
     // Unset, tern falls back to the client and server timeouts as HAProxy does: no warning.
     set_time(&mut t, "timeouts.tunnel", c.timeouts.tunnel.as_ref());
+    set_time(
+        &mut t,
+        "timeouts.server_fin",
+        c.timeouts.server_fin.as_ref(),
+    );
     if p.is_tcp() {
         super::build_tcp::backend(p, diag);
     } else {

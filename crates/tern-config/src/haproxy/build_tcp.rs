@@ -30,6 +30,7 @@ pub(crate) fn frontend(p: &Proxy, t: &mut Table, diag: &mut Diag) {
         "timeouts.handshake",
         to.client_hs.as_ref().or(to.client.as_ref()),
     );
+    set_time(t, "timeouts.client_fin", to.client_fin.as_ref());
     if to.client.is_none() {
         diag.approx(
             p.section.line,

@@ -34,6 +34,8 @@ pub(crate) struct Timeouts {
     pub queue: Option<Src<u64>>,
     pub check: Option<Src<u64>>,
     pub tunnel: Option<Src<u64>>,
+    pub client_fin: Option<Src<u64>>,
+    pub server_fin: Option<Src<u64>>,
 }
 
 /// `option httpchk` and `http-check send`.
@@ -173,6 +175,8 @@ pub(crate) struct ProxyCfg {
     pub inspect_delay: Option<Src<u64>>,
     /// TOML inline tables of `tcp-request content accept|reject`.
     pub tcp_content: Vec<Src<String>>,
+    /// The sources of `tcp-request connection expect-proxy layer4 if { src ... }`.
+    pub expect_proxy_from: Vec<Src<String>>,
     /// tern's `balance` value.
     pub balance: Option<Src<String>>,
     pub hash_type: Option<Src<String>>,

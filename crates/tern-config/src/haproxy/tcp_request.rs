@@ -1,10 +1,12 @@
 //! `tcp-request inspect-delay` and `tcp-request content accept|reject [if|unless COND]`: what
 //! a TLS passthrough frontend routed by SNI needs (`tcp_request` in tern's TOML).
 //!
-//! Only the content rules that accept or reject are translated; the other `tcp-request`
-//! rulesets (`connection`, `session`) and actions (`track-sc*`, `set-var`, ...) are errors
-//! naming their line, never dropped: a rule that filtered traffic and silently vanished
-//! would let through what the operator meant to refuse.
+//! Only the content rules that accept or reject are translated, and of the connection rules
+//! `tcp-request connection expect-proxy layer4 if { src NET ... }` (or `if src NET ...`), which
+//! becomes `accept_proxy_from` (the PROXY header required from those sources only). The other
+//! `tcp-request` rulesets and actions (`session`, `track-sc*`, `set-var`, other conditions,
+//! ...) are errors naming their line, never dropped: a rule that filtered traffic and silently
+//! vanished would let through what the operator meant to refuse.
 
 use super::proxy::Cx;
 use super::rules::cond;
@@ -29,6 +31,7 @@ pub(crate) fn tcp_request(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             }
         }
         Some("content") => content(line, p, cx),
+        Some("connection") => connection(line, p, cx),
         Some(other) => cx.unsupported(line.no, &format!("tcp-request {other}")),
         None => cx.error(
             line.no,
@@ -54,4 +57,28 @@ fn content(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         t.set(key, string(&text));
     }
     p.tcp_content.push(Src::new(t.text(), line.no));
+}
+
+/// `tcp-request connection expect-proxy layer4 if { src NET ... }` or `if src NET ...`.
+fn connection(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let words: Vec<&str> = line.words[2..].iter().map(String::as_str).collect();
+    let sources = match words.as_slice() {
+        ["expect-proxy", "layer4", "if", "{", "src", nets @ .., "}"] => nets,
+        ["expect-proxy", "layer4", "if", "src", nets @ ..] => nets,
+        _ => {
+            let what = "tcp-request connection other than `expect-proxy layer4 if { src NET ... }`";
+            cx.unsupported(line.no, what);
+            return;
+        }
+    };
+    if sources.is_empty() || sources.iter().any(|s| s.starts_with('-')) {
+        cx.unsupported(
+            line.no,
+            "tcp-request connection expect-proxy with these `src` flags",
+        );
+        return;
+    }
+    for source in sources {
+        p.expect_proxy_from.push(Src::new(string(source), line.no));
+    }
 }

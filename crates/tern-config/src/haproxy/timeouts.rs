@@ -28,15 +28,8 @@ pub(crate) fn timeout(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "check" => (&mut t.check, false),
         // HAProxy reads it on the backend side only (it is refused in a frontend).
         "tunnel" => (&mut t.tunnel, false),
-        "client-fin" | "server-fin" => {
-            let keyword = format!("timeout {name}");
-            cx.no_effect(
-                line.no,
-                &keyword,
-                "a half-closed connection keeps its timeout (tunnel, client or server)",
-            );
-            return;
-        }
+        "client-fin" => (&mut t.client_fin, true),
+        "server-fin" => (&mut t.server_fin, false),
         "tarpit" => {
             cx.no_effect(line.no, "timeout tarpit", "tern has no tarpit");
             return;

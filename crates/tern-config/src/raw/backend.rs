@@ -55,6 +55,7 @@ pub(crate) struct RawBackendTimeouts {
     pub connect: Option<RawDuration>,
     pub server: Option<RawDuration>,
     pub tunnel: Option<RawDuration>,
+    pub server_fin: Option<RawDuration>,
 }
 
 /// `backend.pool`.

@@ -34,6 +34,10 @@ impl Checker<'_> {
                 &path.key("timeouts").key("tunnel"),
                 raw.timeouts.tunnel.as_ref(),
             ),
+            server_fin: self.opt_duration(
+                &path.key("timeouts").key("server_fin"),
+                raw.timeouts.server_fin.as_ref(),
+            ),
         };
         let mut servers = self.servers(raw.servers.as_deref(), &path.key("servers"));
         self.server_checks(raw, &mut servers, path);

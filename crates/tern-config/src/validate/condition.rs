@@ -7,6 +7,8 @@
 //! model carries no names.
 
 mod expr;
+
+pub(crate) use expr::network;
 mod words;
 
 #[cfg(test)]

@@ -10,14 +10,15 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::condition::network;
 use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{
-    Bind, Frontend, FrontendTimeouts, Http2Settings, ProxyMode, RequestLimits, TlsSettings,
+    Bind, Frontend, FrontendTimeouts, Http2Settings, IpNet, ProxyMode, RequestLimits, TlsSettings,
 };
 use crate::raw::{
-    RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize,
+    RawBind, RawBindTls, RawFrontend, RawFrontendTimeouts, RawHttp2, RawLimits, RawSize, RawTls,
 };
 
 /// What a bind inherits from its frontend unless it says otherwise.
@@ -25,6 +26,8 @@ use crate::raw::{
 struct BindDefaults<'a> {
     tls: Option<&'a TlsSettings>,
     accept_proxy: bool,
+    accept_proxy_from: &'a [IpNet],
+    mode: ProxyMode,
 }
 
 /// Smallest `max_head_size` hyper accepts for its read buffer.
@@ -38,9 +41,16 @@ impl Checker<'_> {
         path: &KeyPath,
         backends: &[Option<&str>],
     ) -> Frontend {
-        let tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
-        let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
         let mode = self.mode(raw.mode.as_deref(), &path.key("mode"));
+        let mut tls = raw.tls.as_ref().and_then(|t| self.tls(t, &path.key("tls")));
+        if let (Some(settings), Some(written)) = (tls.as_mut(), raw.tls.as_ref()) {
+            tcp_alpn(mode, settings, written);
+        }
+        let proxy_from = self.sources(
+            raw.accept_proxy_from.as_deref(),
+            &path.key("accept_proxy_from"),
+        );
+        let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
         if mode == ProxyMode::Tcp {
             self.tcp_frontend_keys(raw, path);
         }
@@ -51,7 +61,10 @@ impl Checker<'_> {
                 raw.bind.as_deref(),
                 BindDefaults {
                     tls: tls.as_ref(),
-                    accept_proxy: raw.accept_proxy.unwrap_or(false),
+                    // A list of senders turns the header on, unless `accept_proxy` says no.
+                    accept_proxy: raw.accept_proxy.unwrap_or(!proxy_from.is_empty()),
+                    accept_proxy_from: &proxy_from,
+                    mode,
                 },
                 &path.key("bind"),
             ),
@@ -123,6 +136,7 @@ impl Checker<'_> {
     fn bind(&mut self, raw: &RawBind, path: &KeyPath, frontend: BindDefaults<'_>) -> Bind {
         let frontend_tls = frontend.tls;
         let mut accept_proxy = frontend.accept_proxy;
+        let mut accept_proxy_from = frontend.accept_proxy_from.to_vec();
         let (address, address_path, tls) = match raw {
             RawBind::Address(address) => (address, path.clone(), frontend_tls.cloned()),
             RawBind::Table(table) => {
@@ -138,9 +152,19 @@ impl Checker<'_> {
                         );
                         None
                     }
-                    Some(RawBindTls::Settings(settings)) => self.tls(settings, &tls_path),
+                    Some(RawBindTls::Settings(settings)) => {
+                        let mut tls = self.tls(settings, &tls_path);
+                        if let Some(own) = tls.as_mut() {
+                            tcp_alpn(frontend.mode, own, settings);
+                        }
+                        tls
+                    }
                 };
-                accept_proxy = table.accept_proxy.unwrap_or(accept_proxy);
+                if let Some(from) = &table.accept_proxy_from {
+                    accept_proxy_from = self.sources(Some(from), &path.key("accept_proxy_from"));
+                }
+                let listed = table.accept_proxy_from.is_some() && !accept_proxy_from.is_empty();
+                accept_proxy = table.accept_proxy.unwrap_or(accept_proxy || listed);
                 (&table.address, path.key("address"), tls)
             }
         };
@@ -154,11 +178,27 @@ impl Checker<'_> {
                 SocketAddr::from(([0, 0, 0, 0], 0))
             }
         };
+        if !accept_proxy {
+            accept_proxy_from.clear();
+        }
         Bind {
             address,
             tls,
             accept_proxy,
+            accept_proxy_from,
         }
+    }
+
+    /// `accept_proxy_from`: addresses or networks (`10.0.0.0/8`, `::1`).
+    fn sources(&mut self, raw: Option<&[String]>, path: &KeyPath) -> Vec<IpNet> {
+        let mut nets = Vec::new();
+        for (i, text) in raw.unwrap_or_default().iter().enumerate() {
+            match network(text) {
+                Ok(net) => nets.push(net),
+                Err(message) => self.issue(&path.index(i), message),
+            }
+        }
+        nets
     }
 
     /// Records a bind address, reporting it if another bind already uses it (port 0 excepted:
@@ -267,6 +307,7 @@ impl Checker<'_> {
                 raw.handshake.as_ref(),
                 Duration::from_secs(10),
             ),
+            client_fin: self.opt_duration(&path.key("client_fin"), raw.client_fin.as_ref()),
         }
     }
 
@@ -384,4 +425,13 @@ pub(super) fn parse_bind_address(text: &str) -> Result<SocketAddr, String> {
     }
     text.parse()
         .map_err(|_| format!("invalid bind address `{text}`: {forms}"))
+}
+
+/// A TCP frontend offers no ALPN unless `alpn` is written: tern does not know the protocol its
+/// servers speak, and offering `h2` would let clients pick HTTP/2 in front of servers that
+/// speak HTTP/1.1 or no HTTP at all (HAProxy's `mode tcp` binds offer none either).
+fn tcp_alpn(mode: ProxyMode, settings: &mut TlsSettings, written: &RawTls) {
+    if mode == ProxyMode::Tcp && written.alpn.is_none() {
+        settings.policy.alpn.clear();
+    }
 }

@@ -341,6 +341,51 @@ servers = [{ name = "s1", address = "127.0.0.1:9" }]
 }
 
 #[test]
+fn accept_proxy_from_turns_the_header_on_for_listed_sources_and_binds_inherit_it() {
+    let c = crate::test_support::parse_ok(
+        r#"
+[[frontend]]
+name = "web"
+accept_proxy_from = ["10.0.0.0/8", "::1"]
+bind = [
+  "127.0.0.1:0",
+  { address = "127.0.0.1:1", accept_proxy = false },
+  { address = "127.0.0.1:2", accept_proxy_from = ["192.0.2.7"] },
+]
+default_backend = "app"
+
+[[frontend]]
+name = "own"
+bind = [{ address = "127.0.0.1:3", accept_proxy_from = ["127.0.0.0/8"] }]
+default_backend = "app"
+
+[[backend]]
+name = "app"
+servers = [{ name = "s1", address = "127.0.0.1:9" }]
+"#,
+    );
+    let binds = &c.frontends[0].binds;
+    assert!(binds[0].accept_proxy);
+    let nets: Vec<String> = binds[0]
+        .accept_proxy_from
+        .iter()
+        .map(|n| format!("{}/{}", n.addr, n.prefix))
+        .collect();
+    assert_eq!(nets, ["10.0.0.0/8", "::1/128"]);
+    assert!(!binds[1].accept_proxy && binds[1].accept_proxy_from.is_empty());
+    assert!(binds[2].accept_proxy);
+    assert_eq!(binds[2].accept_proxy_from.len(), 1);
+    let own = &c.frontends[1].binds[0];
+    assert!(own.accept_proxy && own.accept_proxy_from.len() == 1);
+    crate::test_support::assert_error(
+        &with_frontend_lines("accept_proxy_from = [\"10.0.0.0/33\"]"),
+        5,
+        "frontend[0].accept_proxy_from[0]",
+        "is not an address or network",
+    );
+}
+
+#[test]
 fn the_summary_counts_binds_with_accept_proxy() {
     let plain = parse_ok(MINIMAL).summary();
     assert!(!plain.contains("accept_proxy"), "{plain}");
@@ -351,4 +396,26 @@ fn the_summary_counts_binds_with_accept_proxy() {
         "{}",
         c.summary()
     );
+}
+
+#[test]
+fn a_tcp_frontend_offers_no_alpn_unless_written() {
+    let tcp = |lines: &str| {
+        let text = format!(
+            "[[frontend]]\nname = \"web\"\nmode = \"tcp\"\ndefault_backend = \"app\"\n{lines}\n\n\
+             [[backend]]\nname = \"app\"\nmode = \"tcp\"\n\
+             servers = [ {{ name = \"s1\", address = \"127.0.0.1:8080\" }} ]\n"
+        );
+        parse_ok(&text).frontends[0].binds.clone()
+    };
+    let alpn = |b: &crate::model::Bind| b.tls.as_ref().unwrap().policy.alpn.clone();
+    let binds = tcp("tls = { certs = [\"c.pem\"] }\n\
+                     bind = [\"127.0.0.1:1\", { address = \"127.0.0.1:2\", tls = { certs = [\"d.pem\"] } }]");
+    assert!(alpn(&binds[0]).is_empty() && alpn(&binds[1]).is_empty());
+    let binds =
+        tcp("tls = { certs = [\"c.pem\"], alpn = [\"http/1.1\"] }\nbind = [\"127.0.0.1:1\"]");
+    assert_eq!(alpn(&binds[0]), ["http/1.1"]);
+    // An HTTP frontend keeps HTTP/2 first.
+    let http = parse_ok(&with_frontend_lines("tls = { certs = [\"c.pem\"] }"));
+    assert_eq!(alpn(&http.frontends[0].binds[0]), ["h2", "http/1.1"]);
 }

@@ -126,7 +126,11 @@ fn v2_tlvs_kept_and_walked() {
     let h = complete(&v2h(0x21, 0x11, &body));
     assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
     assert_eq!(h.tlvs.authority.as_deref(), Some(&b"a.b"[..]));
-    assert!(h.tlvs.ssl);
+    assert!(h.tlvs.client_ssl());
+    let ssl = h.tlvs.ssl.unwrap();
+    assert_eq!(ssl.version.as_deref(), Some(&b"TLSv1.3"[..]));
+    assert_eq!((ssl.verify, ssl.cipher), (0, None));
+    assert!(!h.tlvs.crc32c);
 }
 
 #[test]
@@ -192,4 +196,39 @@ fn every_prefix_of_a_valid_header_asks_for_more_and_never_refuses() {
         }
         assert_eq!(complete(header).len, header.len());
     }
+}
+
+/// A v4 PROXY header with an ALPN TLV then a CRC32C TLV holding `crc` (`None`: the right one).
+fn with_crc32c(crc: Option<u32>) -> Vec<u8> {
+    let mut body = v4_body();
+    body.extend_from_slice(&[PP2_TYPE_ALPN, 0, 2, b'h', b'2']);
+    body.extend_from_slice(&[PP2_TYPE_CRC32C, 0, 4, 0, 0, 0, 0]);
+    let mut header = v2h(0x21, 0x11, &body);
+    let at = header.len() - 4;
+    let crc = crc.unwrap_or_else(|| crc32c::crc32c(&header));
+    header[at..].copy_from_slice(&crc.to_be_bytes());
+    header
+}
+
+#[test]
+fn v2_crc32c_checked() {
+    // The algorithm is CRC-32C (Castagnoli): its standard check value.
+    assert_eq!(crc32c::crc32c(b"123456789"), 0xe306_9283);
+    let good = with_crc32c(None);
+    let h = complete(&good);
+    assert!(h.tlvs.crc32c);
+    assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
+    // One bit changed anywhere (here: the source address) is a mismatch.
+    let mut changed = good.clone();
+    changed[16] ^= 1;
+    assert_eq!(refused(&changed), "v2 CRC32C checksum mismatch");
+    let wrong = with_crc32c(Some(0xdead_beef));
+    assert_eq!(refused(&wrong), "v2 CRC32C checksum mismatch");
+    // A checksum of another length.
+    let mut body = v4_body();
+    body.extend_from_slice(&[PP2_TYPE_CRC32C, 0, 2, 0, 0]);
+    assert_eq!(
+        refused(&v2h(0x21, 0x11, &body)),
+        "v2 CRC32C TLV not 4 bytes long"
+    );
 }

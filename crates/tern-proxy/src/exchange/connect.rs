@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use tern_config::{ProxyProtocol, ServerProto};
 
 use crate::exchange::h2::{Target, UpstreamStream};
-use crate::exchange::proxy_header::Origin;
+use crate::exchange::proxy_header::{Origin, Proxied};
 use crate::exchange::upstream::{self, ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
@@ -30,7 +30,7 @@ pub(crate) async fn obtain(
     server: usize,
     fresh: bool,
     host: Option<&[u8]>,
-    proxy: Option<(ProxyProtocol, Origin)>,
+    proxy: Option<Proxied<'_>>,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = w.shared.backend(b);
     let srv = &be.servers[server];
@@ -42,7 +42,7 @@ pub(crate) async fn obtain(
     };
     if !fresh {
         let key = tls.as_ref().and_then(|t| t.key.as_deref());
-        let origin = proxy.map(|(_, origin)| origin);
+        let origin = proxy.map(|p| p.origin);
         if srv.proto != ServerProto::Http1 {
             if let Some(stream) = w.pools.h2.stream(b, server, key, origin, target) {
                 let buf = w.pools.lend();
@@ -69,7 +69,7 @@ async fn open<'w>(
     server: usize,
     address: SocketAddr,
     tls: Option<upstream::TlsTarget<'w>>,
-    proxy: Option<(ProxyProtocol, Origin)>,
+    proxy: Option<Proxied<'_>>,
     target: Target,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = w.shared.backend(b);
@@ -149,9 +149,23 @@ fn stream_of(stream: UpstreamStream) -> ServerStream {
     ServerStream::H2(Box::new(stream))
 }
 
+/// The PROXY header of `version` for a server connection carrying the client connection `io`
+/// (whose addresses are `addrs`): the addresses, and the client's TLS when tern terminated it.
+pub(crate) fn proxied<S: ClientStream>(
+    io: &S,
+    addrs: Addrs,
+    version: ProxyProtocol,
+) -> Proxied<'_> {
+    Proxied {
+        version,
+        origin: origin(io, addrs),
+        tls: io.client_tls(),
+    }
+}
+
 /// The client connection's addresses (`addrs`, the local one read from `io` unless a PROXY
 /// header carried it), for the PROXY header of a server with `proxy_protocol`.
-pub(crate) fn origin<S: ClientStream>(io: &S, addrs: Addrs) -> Origin {
+fn origin<S: ClientStream>(io: &S, addrs: Addrs) -> Origin {
     match addrs.local.map_or_else(|| io.local_addr(), Ok) {
         Ok(destination) => Origin::Client {
             source: addrs.peer,

@@ -2,8 +2,9 @@
 //! `proxy_protocol` (HAProxy's `send-proxy`, `send-proxy-v2`; spec: HAProxy's
 //! doc/proxy-protocol.txt).
 //!
-//! Why tern writes it itself: both forms are a few dozen bytes of fixed layout, and only the
-//! sending side is needed, without TLVs; a dependency would bring a parser tern never runs.
+//! Why tern writes it itself: both forms are a few dozen bytes of fixed layout; a dependency
+//! would bring a parser tern never runs here (the one tern does run, for headers received, is
+//! crate tern-proxy-protocol, whose TLV numbers are used below).
 //! - **v1** is one text line: `PROXY TCP4 <src> <dst> <sport> <dport>\r\n` (`TCP6` for IPv6),
 //!   or `PROXY UNKNOWN\r\n` when the addresses are unknown or of different families.
 //! - **v2** is binary: a 12-byte signature, version and command (`0x21` PROXY, `0x20` LOCAL),
@@ -13,6 +14,20 @@
 //!
 //! A health check is a connection of tern's own, not a client's: v2 says so with the LOCAL
 //! command, v1 (which has no such command) with `UNKNOWN`, as HAProxy does.
+//!
+//! When tern terminated the client's TLS, a v2 header carried addresses is followed by TLVs
+//! (2.2.1 - 2.2.5) saying what the server can no longer see for itself, as hitch's
+//! `write-proxy-v2` and HAProxy's `proxy-v2-options ssl,ssl-cipher,authority,alpn` do
+//! ([`ClientTls`], `proxy_header/tls.rs`): `PP2_TYPE_ALPN` (the protocol ALPN chose, if any),
+//! `PP2_TYPE_AUTHORITY` (the SNI, if any), and `PP2_TYPE_SSL` with the client flags
+//! (`PP2_CLIENT_SSL`; `PP2_CLIENT_CERT_CONN` and `PP2_CLIENT_CERT_SESS` when the client
+//! presented a certificate, which `client_auth` verified), the verify result and the
+//! `PP2_SUBTYPE_SSL_VERSION` and `PP2_SUBTYPE_SSL_CIPHER` sub-TLVs (OpenSSL's names, as hitch
+//! and HAProxy write them). The verify result is 0 only when a certificate was presented and
+//! verified, 1 otherwise, as the spec says (HAProxy and hitch send 0 also when no certificate
+//! came; a server should read the flags first, as the spec tells it to). No CRC32C TLV is sent
+//! (HAProxy sends one only with `proxy-v2-options crc32c`): a loopback or TLS-protected hop has
+//! its own checksums.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -37,12 +52,35 @@ const V2_UNSPEC: u8 = 0x00;
 /// check). The type is the one the received headers are parsed into (tern-proxy-protocol).
 pub(crate) use tern_proxy_protocol::Origin;
 
-/// The header of `version` for `origin`.
-pub(crate) fn header(version: ProxyProtocol, origin: Origin) -> Vec<u8> {
-    match version {
-        ProxyProtocol::V1 => v1(origin),
-        ProxyProtocol::V2 => v2(origin),
+pub(crate) use tls::ClientTls;
+
+/// The PROXY header of a new server connection: its version, what it says about the
+/// addresses, and the client's TLS when tern terminated it (v2 TLVs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Proxied<'a> {
+    pub version: ProxyProtocol,
+    pub origin: Origin,
+    pub tls: Option<ClientTls<'a>>,
+}
+
+impl Proxied<'_> {
+    /// The header's bytes.
+    pub(crate) fn header(&self) -> Vec<u8> {
+        match self.version {
+            ProxyProtocol::V1 => v1(self.origin),
+            ProxyProtocol::V2 => v2(self.origin, self.tls.as_ref()),
+        }
     }
+}
+
+/// The header of `version` for `origin`, without TLVs.
+pub(crate) fn header(version: ProxyProtocol, origin: Origin) -> Vec<u8> {
+    Proxied {
+        version,
+        origin,
+        tls: None,
+    }
+    .header()
 }
 
 /// The text form: at most 107 bytes.
@@ -71,9 +109,10 @@ fn v1(origin: Origin) -> Vec<u8> {
     out
 }
 
-/// The binary form: 16 bytes, then 12 (IPv4) or 36 (IPv6) of addresses.
-fn v2(origin: Origin) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + 36);
+/// The binary form: 16 bytes, then 12 (IPv4) or 36 (IPv6) of addresses, then the TLVs of
+/// `tls`.
+fn v2(origin: Origin, tls: Option<&ClientTls<'_>>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + 36 + tls.map_or(0, |_| 128));
     out.extend_from_slice(&V2_SIGNATURE);
     let (source, destination) = match origin {
         Origin::Client {
@@ -109,8 +148,17 @@ fn v2(origin: Origin) -> Vec<u8> {
     }
     out.extend_from_slice(&source.port().to_be_bytes());
     out.extend_from_slice(&destination.port().to_be_bytes());
+    if let Some(tls) = tls {
+        tls.write_tlvs(&mut out);
+        // The TLVs are bounded (an SNI and an ALPN protocol are at most 255 bytes each).
+        let len = u16::try_from(out.len() - 16).unwrap_or(u16::MAX);
+        out[14..16].copy_from_slice(&len.to_be_bytes());
+    }
     out
 }
+
+// The TLVs of a client's TLS.
+mod tls;
 
 #[cfg(test)]
 mod tests;

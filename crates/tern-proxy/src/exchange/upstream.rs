@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use rustls::pki_types::{DnsName, ServerName};
 use rustls::ClientConfig;
-use tern_config::{ProxyProtocol, ServerSni, ServerTls};
+use tern_config::{ServerSni, ServerTls};
 use tern_h1::{Limits, ResponseHead};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -43,7 +43,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::buffer::Buffer;
 use crate::exchange::h2::UpstreamStream;
-use crate::exchange::proxy_header::{self, Origin};
+use crate::exchange::proxy_header::{Origin, Proxied};
 
 /// Working size of a server connection's read buffer: the unit in which response bodies are
 /// relayed (fewer, larger reads and writes for big bodies; small enough to keep many pooled).
@@ -127,7 +127,7 @@ pub(crate) async fn connect(
     addr: SocketAddr,
     timeout: Duration,
     tls: Option<TlsTarget<'_>>,
-    proxy: Option<(ProxyProtocol, Origin)>,
+    proxy: Option<Proxied<'_>>,
 ) -> Result<ServerConn, ConnectError> {
     let open = async {
         let mut tcp = TcpStream::connect(addr)
@@ -135,9 +135,9 @@ pub(crate) async fn connect(
             .map_err(|cause| ConnectError::Io { addr, cause })?;
         // Small requests and responses must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
-        if let Some((version, origin)) = proxy {
+        if let Some(proxied) = &proxy {
             // A few dozen bytes into an empty send buffer: one system call, no wait.
-            tcp.write_all(&proxy_header::header(version, origin))
+            tcp.write_all(&proxied.header())
                 .await
                 .map_err(|cause| ConnectError::Io { addr, cause })?;
         }
@@ -162,7 +162,7 @@ pub(crate) async fn connect(
         Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
         addr,
         key,
-        proxy.map(|(_, origin)| origin),
+        proxy.map(|p| p.origin),
     ))
 }
 

@@ -15,6 +15,7 @@ use crate::exchange;
 use crate::generation::handover::{self, Inherit, InheritedBind};
 use crate::generation::{BoundBind, ProxyHandle};
 use crate::listen;
+use crate::listen::proxy_in::Expect;
 use crate::stats::{Stats, WorkerStats};
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
@@ -346,7 +347,7 @@ fn bind_all(
                     frontend: f,
                     socket,
                     tls,
-                    accept_proxy: bind.accept_proxy,
+                    accept_proxy: Expect::of(bind),
                 });
             }
             slot_index += 1;

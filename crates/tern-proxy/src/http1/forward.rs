@@ -31,7 +31,7 @@ use tern_h1::{write_request_edited, Edits, H1Error, Method};
 use tracing::{debug, warn};
 
 use crate::exchange::attempt::Attempt;
-use crate::exchange::connect::{obtain, origin};
+use crate::exchange::connect::{obtain, proxied};
 use crate::exchange::observe::{observe, Seen};
 use crate::exchange::persist::{self, Persisted};
 use crate::exchange::pick::{pick_server, refusal_state};
@@ -282,7 +282,7 @@ impl<S: ClientStream> H1Conn<S> {
         let fresh = std::mem::take(&mut out.fresh);
         let proxy = srv
             .proxy_protocol
-            .map(|version| (version, origin(&self.io, self.addrs)));
+            .map(|version| proxied(&self.io, self.addrs, version));
         match obtain(&w, b, server, fresh, host, proxy).await {
             Ok(got) => Ok(got),
             Err(e) => {

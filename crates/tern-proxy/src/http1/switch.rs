@@ -9,7 +9,7 @@
 //!
 //! - **Timeouts.** The backend's `timeouts.tunnel` on both ends; without it the frontend's
 //!   `client` on the client end and the backend's `server` on the server end, as HAProxy does
-//!   without `timeout tunnel`.
+//!   without `timeout tunnel`; `client_fin` and `server_fin` once the end's peer finished.
 //! - **Ends.** Both ends closed in order: the client connection closes in order too (TLS:
 //!   close_notify, if the server's close did not already send it). One end failed (a reset):
 //!   the other is reset (`SO_LINGER` 0, then close), so its peer learns the tunnel broke rather
@@ -42,16 +42,19 @@ impl<S: ClientStream> H1Conn<S> {
             Some(tunnel) => (tunnel, tunnel),
             None => (fe.timeouts.client, be.timeouts.server),
         };
+        let (client_fin, server_fin) = (fe.timeouts.client_fin, be.timeouts.server_fin);
         let tunnel = Tunnel::new(
             End {
                 io: &mut self.io,
                 buf: &mut self.buf,
                 timeout: client_timeout,
+                fin: client_fin,
             },
             End {
                 io: &mut conn.stream,
                 buf: &mut conn.buf,
                 timeout: server_timeout,
+                fin: server_fin,
             },
             &mut self.client_timer,
         );

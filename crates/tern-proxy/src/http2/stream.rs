@@ -25,6 +25,7 @@ use tokio::net::TcpStream;
 use super::connect::Handshake;
 use super::request_body::RequestSource;
 use super::response::ResponseSink;
+use crate::exchange::proxy_header::ClientTls;
 use crate::listen::client::ClientStream;
 
 /// What the streams of one connection know of it: what the session reads of a connection.
@@ -38,6 +39,9 @@ pub(crate) struct ConnInfo {
     /// The client's verified certificate (DER), with `client_auth`.
     pub cert: Option<Vec<u8>>,
     pub tls: bool,
+    /// The TLS session's facts for a PROXY v2 header sent to a server (its SNI, ALPN and
+    /// certificate fields unused: the connection's own are above, and ALPN chose `h2`).
+    pub session: Option<ClientTls<'static>>,
     /// Streams the client reset before their response ended (see `max_client_resets`).
     pub client_resets: Cell<usize>,
     /// Streams being served (their tasks not yet ended).
@@ -202,6 +206,14 @@ impl ClientStream for H2Stream {
 
     fn sni(&self) -> Option<&str> {
         self.conn.sni.as_deref()
+    }
+
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
+        self.conn.session.map(|session| ClientTls {
+            sni: self.conn.sni.as_deref(),
+            alpn: Some(b"h2"),
+            ..session
+        })
     }
 
     fn accepts_switch(&self, head: &ResponseHead, buf: &[u8]) -> bool {

@@ -16,6 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tracing::warn;
 
 use crate::lifecycle::Lifecycle;
+use crate::listen::proxy_in::Expect;
 use crate::stats::bump;
 use crate::tls::admission::Admission;
 use crate::tls::handshake::Handshakes;
@@ -30,7 +31,8 @@ pub(crate) struct Accepted {
     pub peer: SocketAddr,
     /// The bind's TLS configuration at accept time; `None` for a plain bind.
     pub tls: Option<Arc<ServerConfig>>,
-    /// Whether a PROXY protocol header comes first (the bind's `accept_proxy`).
+    /// Whether a PROXY protocol header comes first (the bind's `accept_proxy`, for this
+    /// connection's source).
     pub accept_proxy: bool,
     pub permits: Permits,
 }
@@ -51,7 +53,7 @@ pub(crate) async fn run<A: Acceptor>(
     frontend: usize,
     listener: TcpListener,
     mut slot: Option<TlsSlot>,
-    accept_proxy: bool,
+    expect: Expect,
 ) {
     // The configuration handed to each accepted connection; a reload swaps it here, between
     // accepts, so connections already accepted keep theirs (tls/reload.rs).
@@ -112,7 +114,7 @@ pub(crate) async fn run<A: Acceptor>(
             stream,
             peer,
             tls: tls.clone(),
-            accept_proxy,
+            accept_proxy: expect.from(peer.ip()),
             permits,
         });
     }

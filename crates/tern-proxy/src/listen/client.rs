@@ -14,13 +14,13 @@
 
 use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use tern_h1::ResponseHead;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
+use crate::exchange::proxy_header::ClientTls;
 use crate::tls::stream::TlsStream;
 
 /// A client connection the proxy loop can serve.
@@ -63,6 +63,12 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
 
     /// The server name the client sent in its TLS ClientHello (SNI).
     fn sni(&self) -> Option<&str> {
+        None
+    }
+
+    /// The client's TLS session, when tern terminated it, as a PROXY v2 header sent to a
+    /// server tells it (its TLVs).
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
         None
     }
 
@@ -126,8 +132,13 @@ impl ClientStream for TlsStream {
         self.connection().server_name()
     }
 
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
+        Some(ClientTls::of(self.connection()))
+    }
+
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(self).poll_shutdown(cx)
+        // The close of the drop sends the FIN: no `shutdown(2)` before it.
+        self.poll_close_notify(cx)
     }
 
     fn queue_close(&mut self) {

@@ -20,10 +20,19 @@
 //! handshake then has its own full `handshake` timeout). Anything else — not a PROXY header,
 //! malformed, cut short by the close, late — closes the connection before any server sees it,
 //! and counts in the frontend's `proxy_errors`.
+//!
+//! A bind with `accept_proxy_from` ([`Expect::From`]) expects the header only from the listed
+//! sources (the proxies in front, HAProxy's `tcp-request connection expect-proxy layer4 if {
+//! src ... }`); connections from anywhere else are read as they come, with their own
+//! addresses, so one port serves both the proxy and direct clients and only the proxy can
+//! choose the address tern believes.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
+
+use tern_config::{Bind, IpNet};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
@@ -36,6 +45,37 @@ use crate::stats::{bump, FrontendCounters};
 
 /// What the first peek reads: a v1 line, or a v2 header with IPv6 addresses and a few TLVs.
 const FIRST_PEEK: usize = 256;
+
+/// Which connections of a bind open with a PROXY header.
+#[derive(Debug, Clone)]
+pub(crate) enum Expect {
+    /// None (no `accept_proxy`).
+    Never,
+    /// Every connection (`accept_proxy`).
+    Always,
+    /// Those from these sources (`accept_proxy_from`).
+    From(Arc<[IpNet]>),
+}
+
+impl Expect {
+    /// What `bind` expects.
+    pub(crate) fn of(bind: &Bind) -> Self {
+        match (bind.accept_proxy, bind.accept_proxy_from.is_empty()) {
+            (false, _) => Expect::Never,
+            (true, true) => Expect::Always,
+            (true, false) => Expect::From(bind.accept_proxy_from.as_slice().into()),
+        }
+    }
+
+    /// Whether a connection from `source` must open with the header.
+    pub(crate) fn from(&self, source: IpAddr) -> bool {
+        match self {
+            Expect::Never => false,
+            Expect::Always => true,
+            Expect::From(nets) => nets.iter().any(|net| net.contains(source)),
+        }
+    }
+}
 
 /// The client's addresses as the session uses them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +143,8 @@ fn addresses(header: &Header, peer: SocketAddr) -> Addrs {
             debug!(
                 %peer, client = %source, alpn = ?header.tlvs.alpn.as_deref().map(String::from_utf8_lossy),
                 authority = ?header.tlvs.authority.as_deref().map(String::from_utf8_lossy),
-                ssl = header.tlvs.ssl, "PROXY header received"
+                ssl = header.tlvs.client_ssl(), crc32c = header.tlvs.crc32c,
+                "PROXY header received"
             );
             Addrs {
                 peer: source,

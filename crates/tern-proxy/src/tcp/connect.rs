@@ -13,7 +13,7 @@ use tracing::{debug, warn};
 
 use crate::access_log::Tracker;
 use crate::exchange::attempt::Attempt;
-use crate::exchange::connect::{address, origin, tls_target};
+use crate::exchange::connect::{address, proxied, tls_target};
 use crate::exchange::persist;
 use crate::exchange::pick::{pick_server, refusal_state};
 use crate::exchange::servers;
@@ -110,7 +110,7 @@ impl Session<'_> {
         let tls = tls_target(w, b, server, None, addr);
         let proxy = srv
             .proxy_protocol
-            .map(|version| (version, origin(io, self.addrs)));
+            .map(|version| proxied(io, self.addrs, version));
         let connect = upstream::connect(addr, be.timeouts.connect, tls, proxy);
         match Profiled::new(Kind::Connect, connect).await {
             Ok(conn) => {

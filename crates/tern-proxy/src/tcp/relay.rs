@@ -4,7 +4,9 @@
 //! direction (16 KiB from the client, 32 KiB from the server), each read again only once
 //! written, so a slow reader holds the other side back instead of growing memory. Timeouts are
 //! a WebSocket tunnel's: the backend's `tunnel` on both ends, else the frontend's `client` and
-//! the backend's `server`.
+//! the backend's `server`; once the server finished, the client end gets the frontend's
+//! `client_fin` (if set), and once the client finished, the server end the backend's
+//! `server_fin`.
 //!
 //! How it ends decides what the other side sees: both ends closed in order, nothing more to
 //! do (each end of stream was passed on as it came); an error on one end (a reset) makes the
@@ -62,11 +64,13 @@ pub(super) async fn run<S: ClientStream>(
             io: &mut *client,
             buf: client_buf,
             timeout: client_timeout,
+            fin: fe.timeouts.client_fin,
         },
         End {
             io: &mut conn.stream,
             buf: &mut conn.buf,
             timeout: server_timeout,
+            fin: be.timeouts.server_fin,
         },
         &mut timer,
     );

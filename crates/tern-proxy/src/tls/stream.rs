@@ -26,7 +26,12 @@
 //! - **Closing sends close_notify, then closes the socket** when the stream is dropped; the extra
 //!   `shutdown(2)` is skipped (`close` sends the FIN). When the proxy knows a response is the
 //!   connection's last, it queues close_notify before the flush ([`TlsStream::queue_close_notify`])
-//!   and both leave in one `writev`.
+//!   and both leave in one `writev`. A *half-close* is different: a tunnel or TCP session passing
+//!   on its server's end of stream keeps reading from the client, so the socket stays open and
+//!   `poll_shutdown` sends the FIN itself (`shutdown(2)` of the sending side) after
+//!   close_notify. A client that reads until the TCP end of stream (a plain socket under its own
+//!   TLS, `openssl s_client`, anything that ignores close_notify) sees it then, not only once
+//!   it closes its own side.
 //!
 //! Reads decrypt into the caller's buffer. A peer that closes TCP without close_notify is seen as
 //! end of stream: HTTP's own framing tells a complete message from a truncated one.
@@ -196,6 +201,13 @@ impl TlsStream {
             self.conn.send_close_notify();
             self.close_sent = true;
         }
+    }
+
+    /// Sends close_notify (queued, then flushed): the orderly end of the TLS layer; the socket
+    /// stays open until the stream is dropped.
+    pub(crate) fn poll_close_notify(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.queue_close_notify();
+        self.poll_flush_tls(cx)
     }
 
     /// The TCP socket under the TLS layer.
@@ -417,9 +429,10 @@ impl AsyncWrite for TlsStream {
         self.get_mut().poll_flush_tls(cx)
     }
 
+    /// A half-close: close_notify, then the FIN (see the module docs).
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        this.queue_close_notify();
-        this.poll_flush_tls(cx)
+        ready!(this.poll_close_notify(cx))?;
+        Pin::new(&mut this.tcp).poll_shutdown(cx)
     }
 }

@@ -55,8 +55,18 @@ struct Run {
 /// Runs the tunnel over `ends` with timeouts `(client, server)` while `peers` plays both
 /// peers.
 async fn tunnel(
+    ends: Ends,
+    timeouts: (Duration, Duration),
+    peers: impl std::future::Future<Output = ()>,
+) -> Run {
+    tunnel_with_fin(ends, timeouts, (None, None), peers).await
+}
+
+/// As [`tunnel`], with `fin` timeouts `(client, server)`.
+async fn tunnel_with_fin(
     mut ends: Ends,
     timeouts: (Duration, Duration),
+    fin: (Option<Duration>, Option<Duration>),
     peers: impl std::future::Future<Output = ()>,
 ) -> Run {
     let mut timer = Timer::default();
@@ -68,11 +78,13 @@ async fn tunnel(
                 io: &mut ends.client,
                 buf: &mut ends.client_buf,
                 timeout: timeouts.0,
+                fin: fin.0,
             },
             End {
                 io: &mut ends.server,
                 buf: &mut ends.server_buf,
                 timeout: timeouts.1,
+                fin: fin.1,
             },
             &mut timer,
         )
@@ -259,4 +271,62 @@ async fn a_receiver_that_takes_nothing_expires_while_the_other_way_moves() {
         "{report:?}"
     );
     assert_eq!((ended - started).as_secs(), 5);
+}
+
+/// One peer half-closes, then both stay silent: the end towards which the direction closed
+/// gets its `fin` timeout.
+#[tokio::test(start_paused = true)]
+async fn after_a_half_close_the_other_end_gets_its_fin_timeout() {
+    let long = Duration::from_secs(30);
+    // The client finished: the way to the server is closed, the server end gets `server_fin`.
+    let (ends, mut client, mut server) = setup(64, (b"", b""));
+    let started = Instant::now();
+    let Run { report, ended, .. } = tunnel_with_fin(
+        ends,
+        (long, long),
+        (Some(Duration::from_secs(3)), Some(Duration::from_secs(2))),
+        async {
+            client.shutdown().await.unwrap();
+            assert_eq!(server.read(&mut [0u8; 1]).await.unwrap(), 0);
+            let _keep = (&client, &server);
+            std::future::pending::<()>().await;
+        },
+    )
+    .await;
+    assert!(
+        matches!(report.ending, Ending::Timeout(Side::Server)),
+        "{report:?}"
+    );
+    assert_eq!((ended - started).as_secs(), 2);
+    // The server finished: the client end gets `client_fin`.
+    let (ends, mut client, mut server) = setup(64, (b"", b""));
+    let started = Instant::now();
+    let Run { report, ended, .. } = tunnel_with_fin(
+        ends,
+        (long, long),
+        (Some(Duration::from_secs(3)), Some(Duration::from_secs(2))),
+        async {
+            server.shutdown().await.unwrap();
+            assert_eq!(client.read(&mut [0u8; 1]).await.unwrap(), 0);
+            let _keep = (&client, &server);
+            std::future::pending::<()>().await;
+        },
+    )
+    .await;
+    assert!(
+        matches!(report.ending, Ending::Timeout(Side::Client)),
+        "{report:?}"
+    );
+    assert_eq!((ended - started).as_secs(), 3);
+    // Without `fin` timeouts a half-closed tunnel keeps its own.
+    let (ends, mut client, mut server) = setup(64, (b"", b""));
+    let started = Instant::now();
+    let Run { ended, .. } = tunnel(ends, (long, long), async {
+        server.shutdown().await.unwrap();
+        assert_eq!(client.read(&mut [0u8; 1]).await.unwrap(), 0);
+        let _keep = (&client, &server);
+        std::future::pending::<()>().await;
+    })
+    .await;
+    assert_eq!((ended - started).as_secs(), 30);
 }

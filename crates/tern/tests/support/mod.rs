@@ -14,6 +14,8 @@
 
 pub mod client;
 pub mod config;
+/// HAProxy, hitch, stunnel: tests of interoperation only; not re-exported.
+pub mod others;
 pub mod process;
 /// Frontend TLS feature tests only; not re-exported (see the module docs).
 pub mod tls_client;

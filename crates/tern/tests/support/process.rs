@@ -209,9 +209,16 @@ impl Tern {
     }
 
     pub fn run_in(dir: PathBuf, toml: &str) -> Tern {
+        Tern::run_with(dir, toml, &[])
+    }
+
+    /// As `run_in`, with `extra` arguments for `tern run` (`--log-level debug`).
+    pub fn run_with(dir: PathBuf, toml: &str, extra: &[&str]) -> Tern {
         let path = dir.join("tern.toml");
         std::fs::write(&path, toml).unwrap();
-        let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], &dir);
+        let mut args = vec!["run", "-c", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let mut proc = Proc::spawn(&args, &dir);
         proc.wait_line("ready:");
         let binds = proc.listening();
         Tern { proc, dir, binds }
@@ -225,6 +232,14 @@ impl Tern {
         self.proc.signal("HUP");
         self.proc.wait_line("reloaded:");
         listening_in(&self.proc.seen[before..])
+    }
+
+    /// The address of the first bind of frontend `name` (its `listening:` line).
+    pub fn bind_of(&self, name: &str) -> SocketAddr {
+        let prefix = format!("listening: {name} ");
+        let line = self.proc.seen.iter().find(|l| l.starts_with(&prefix));
+        let line = line.unwrap_or_else(|| panic!("no bind of {name}: {:?}", self.proc.seen));
+        listening_in(std::slice::from_ref(line))[0].1
     }
 
     /// The first bind's address.

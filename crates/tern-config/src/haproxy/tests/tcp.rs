@@ -129,3 +129,29 @@ fn other_tcp_request_rules_fail_at_their_line() {
         "{e:?}"
     );
 }
+
+#[test]
+fn expect_proxy_from_listed_sources_becomes_accept_proxy_from() {
+    for condition in ["{ src 10.0.0.0/8 192.0.2.7 }", "src 10.0.0.0/8 192.0.2.7"] {
+        let c = convert(&format!(
+            "{TCP_HEAD}frontend f\n  bind :80\n  bind :81 accept-proxy\n  \
+             tcp-request connection expect-proxy layer4 if {condition}\n  default_backend b\n\
+             backend b\n  server s 10.0.0.1:80\n"
+        ));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let binds = &validate(&c).frontends[0].binds;
+        for bind in binds {
+            assert!(bind.accept_proxy, "{binds:?}\n{}", c.toml);
+            assert_eq!(bind.accept_proxy_from.len(), 2, "{binds:?}");
+        }
+    }
+    let e = check_errors(&format!(
+        "{TCP_HEAD}frontend f\n  bind :80\n  tcp-request connection expect-proxy layer4 if {{ src -f nets }}\n  \
+         default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert!(
+        e.iter()
+            .any(|e| e.starts_with("haproxy.cfg:8:") && e.contains("expect-proxy")),
+        "{e:?}"
+    );
+}

@@ -286,7 +286,7 @@ fn number(text: &str) -> Result<u64, String> {
 }
 
 /// `10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `::1`, `2001:db8::/32`.
-fn network(text: &str) -> Result<IpNet, String> {
+pub(crate) fn network(text: &str) -> Result<IpNet, String> {
     let bad =
         || format!("`{text}` is not an address or network (host names are not resolved here)");
     let (addr, prefix) = match text.split_once('/') {

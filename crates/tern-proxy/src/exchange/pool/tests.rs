@@ -158,7 +158,11 @@ async fn proxy_protocol_connections_serve_only_their_own_client_connection() {
         addr,
         Duration::from_secs(5),
         None,
-        Some((ProxyProtocol::V1, alice)),
+        Some(crate::exchange::proxy_header::Proxied {
+            version: ProxyProtocol::V1,
+            origin: alice,
+            tls: None,
+        }),
     )
     .await
     .unwrap();

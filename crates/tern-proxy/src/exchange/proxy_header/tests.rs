@@ -101,3 +101,74 @@ fn v2_checks_are_local_and_unknown_addresses_unspecified() {
     let mixed = header(ProxyProtocol::V2, client("10.0.0.1:1000", "[::1]:443"));
     assert_eq!(&mixed[12..], &[0x21, 0x00, 0x00, 0x00]);
 }
+
+fn tls(cert: bool, resumed: bool) -> ClientTls<'static> {
+    ClientTls {
+        version: "TLSv1.3",
+        cipher: "TLS_AES_128_GCM_SHA256",
+        sni: Some("example.com"),
+        alpn: Some(b"h2"),
+        cert,
+        resumed,
+    }
+}
+
+fn with_tls(origin: Origin, tls: ClientTls<'_>) -> Vec<u8> {
+    Proxied {
+        version: ProxyProtocol::V2,
+        origin,
+        tls: Some(tls),
+    }
+    .header()
+}
+
+#[test]
+fn v2_tlvs_say_alpn_authority_and_ssl_in_haproxys_layout() {
+    let out = with_tls(client("192.0.2.7:51234", "10.0.0.1:443"), tls(false, false));
+    let mut expected = b"\r\n\r\n\0\r\nQUIT\n\x21\x11".to_vec();
+    let mut body = vec![192, 0, 2, 7, 10, 0, 0, 1, 0xc8, 0x22, 0x01, 0xbb];
+    body.extend_from_slice(b"\x01\x00\x02h2");
+    body.extend_from_slice(b"\x02\x00\x0bexample.com");
+    // SSL: 5 + 3 + 7 + 3 + 22 bytes; PP2_CLIENT_SSL, verify 1 (no certificate).
+    body.extend_from_slice(b"\x20\x00\x28\x01\x00\x00\x00\x01");
+    body.extend_from_slice(b"\x21\x00\x07TLSv1.3");
+    body.extend_from_slice(b"\x23\x00\x16TLS_AES_128_GCM_SHA256");
+    expected.extend_from_slice(&u16::try_from(body.len()).unwrap().to_be_bytes());
+    expected.extend_from_slice(&body);
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn v2_tlvs_are_read_back_by_the_parser_of_received_headers() {
+    for (cert, resumed, flags, verify) in [
+        (false, false, 0x01, 1),
+        (true, false, 0x07, 0),
+        (true, true, 0x05, 0),
+    ] {
+        let out = with_tls(client("[::1]:1000", "[::1]:443"), tls(cert, resumed));
+        let Ok(tern_proxy_protocol::Parsed::Complete(h)) = tern_proxy_protocol::parse(&out) else {
+            panic!("{out:?}");
+        };
+        assert_eq!(h.len, out.len());
+        assert_eq!(h.origin, client("[::1]:1000", "[::1]:443"));
+        assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
+        assert_eq!(h.tlvs.authority.as_deref(), Some(&b"example.com"[..]));
+        let ssl = h.tlvs.ssl.unwrap();
+        assert_eq!((ssl.client, ssl.verify), (flags, verify));
+        assert_eq!(ssl.version.as_deref(), Some(&b"TLSv1.3"[..]));
+        assert_eq!(ssl.cipher.as_deref(), Some(&b"TLS_AES_128_GCM_SHA256"[..]));
+    }
+}
+
+#[test]
+fn v2_without_addresses_and_v1_carry_no_tlvs() {
+    for origin in [Origin::Local, Origin::Unknown] {
+        assert_eq!(with_tls(origin, tls(true, false)).len(), 16);
+    }
+    let v1 = Proxied {
+        version: ProxyProtocol::V1,
+        origin: client("10.0.0.1:1000", "10.0.0.2:443"),
+        tls: Some(tls(false, false)),
+    };
+    assert_eq!(v1.header(), b"PROXY TCP4 10.0.0.1 10.0.0.2 1000 443\r\n");
+}
