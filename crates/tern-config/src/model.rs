@@ -19,6 +19,7 @@ mod connection;
 mod control;
 mod http_rules;
 mod mode;
+mod rewrite;
 mod tcp_request;
 mod tls;
 mod tls_names;
@@ -30,7 +31,10 @@ pub use condition::{
 };
 pub use connection::ConnectionMode;
 pub use control::{ControlSettings, ControlToken};
-pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
+pub use http_rules::{
+    HttpAction, HttpRule, LinePart, NamePattern, Piece, Redirect, RedirectTo, ValueFormat,
+    DENY_STATUSES, REDIRECT_CODES,
+};
 pub use mode::ProxyMode;
 pub use tcp_request::{TcpRequest, TcpRule};
 pub use tls::*;

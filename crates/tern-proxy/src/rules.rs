@@ -12,6 +12,10 @@
 
 // What rules read of a request, a response and their connection.
 pub(crate) mod facts;
+// The answer of a redirect rule.
+mod redirect;
+// The actions that change the message (headers, request line, status).
+mod rewrite;
 
 use tern_config::{Config, Fetch, Frontend, HttpAction, HttpRule, Piece, Route};
 use tern_h1::HeaderEdits;
@@ -99,6 +103,8 @@ pub(crate) enum Verdict<'r> {
     Deny(u16),
     /// Answer with this `return` action.
     Return(&'r HttpAction),
+    /// Answer with a redirect of this code; the edits hold its field lines.
+    Redirect(u16),
 }
 
 /// Routes a request in HAProxy's order: the frontend's `http_request` rules, then (if they let
@@ -136,7 +142,16 @@ pub(crate) fn on_request<'r, F: Samples>(
         match &rule.action {
             HttpAction::Deny { status } => return Verdict::Deny(*status),
             action @ HttpAction::Return { .. } => return Verdict::Return(action),
-            action => edit(action, facts, edits),
+            HttpAction::Redirect(r) => {
+                redirect::answer(r, facts, edits);
+                return Verdict::Redirect(r.code);
+            }
+            action => {
+                if rewrite::apply(action, facts, edits).is_err() {
+                    tracing::debug!("a request rewrite gave an invalid request line: 500");
+                    return Verdict::Deny(500);
+                }
+            }
         }
     }
     Verdict::Pass
@@ -146,23 +161,8 @@ pub(crate) fn on_request<'r, F: Samples>(
 pub(crate) fn on_response<F: Samples>(rules: &[HttpRule], facts: &F, edits: &mut HeaderEdits) {
     for rule in rules {
         if rule.condition.matches(facts) {
-            edit(&rule.action, facts, edits);
-        }
-    }
-}
-
-/// Applies one header action.
-fn edit<F: Samples>(action: &HttpAction, facts: &F, edits: &mut HeaderEdits) {
-    let (mut value, format) = match action {
-        HttpAction::SetHeader { name, value } => (edits.set(name.as_bytes()), value),
-        HttpAction::AddHeader { name, value } => (edits.add(name.as_bytes()), value),
-        HttpAction::DelHeader { name } => return edits.delete(name.as_bytes()),
-        HttpAction::Deny { .. } | HttpAction::Return { .. } => return,
-    };
-    for piece in &format.pieces {
-        match piece {
-            Piece::Text(text) => value.push(text.as_bytes()),
-            Piece::Fetch(fetch) => facts.sample(fetch, &mut value),
+            // Response rules cannot fail: they edit fields and the status only.
+            let _ = rewrite::apply(&rule.action, facts, edits);
         }
     }
 }
@@ -170,13 +170,12 @@ fn edit<F: Samples>(action: &HttpAction, facts: &F, edits: &mut HeaderEdits) {
 /// Whether any rule of `cfg` reads `dst_port` (connections then look their local port up).
 pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
     let in_rule = |rule: &HttpRule| {
-        let in_value = match &rule.action {
-            HttpAction::SetHeader { value, .. } | HttpAction::AddHeader { value, .. } => value
+        let in_value = rule.action.values().any(|value| {
+            value
                 .pieces
                 .iter()
-                .any(|p| matches!(p, Piece::Fetch(Fetch::DstPort))),
-            _ => false,
-        };
+                .any(|p| matches!(p, Piece::Fetch(Fetch::DstPort)))
+        });
         in_value || rule.condition.fetches().any(|f| *f == Fetch::DstPort)
     };
     let frontends = cfg.frontends.iter().any(|fe| {
@@ -194,3 +193,5 @@ pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rewrite;

@@ -39,6 +39,7 @@ mod lexer;
 mod options;
 mod persist;
 mod proxy;
+mod rewrite;
 mod rules;
 mod sections;
 mod server;

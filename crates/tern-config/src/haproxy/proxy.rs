@@ -109,7 +109,6 @@ impl Cx<'_> {
 const UNSUPPORTED: &[&str] = &[
     "backlog",
     "compression",
-    "redirect",
     "tcp-response",
     "tcp-check",
     "filter",
@@ -197,7 +196,9 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                     .map(|v| Src::new(v.to_owned(), line.no));
             }
         }
-        "use_backend" | "acl" | "http-request" | "http-response" => rules::rule(line, p, cx),
+        "use_backend" | "acl" | "http-request" | "http-response" | "redirect" => {
+            rules::rule(line, p, cx)
+        }
         "tcp-request" => super::tcp_request::tcp_request(line, p, cx),
         "balance" | "hash-type" | "hash-balance-factor" => {
             if cx.side(line, false) {

@@ -6,6 +6,7 @@ mod connection;
 mod errors;
 mod keywords;
 mod proxies;
+mod rewrite;
 mod tcp;
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,8 @@
 //! load time into literal pieces and sample fetches ([`ValueFormat`]), so the data path only
 //! copies bytes.
 
-use super::condition::{Condition, Fetch};
+use super::condition::{Condition, Fetch, Regex};
+pub use super::rewrite::{LinePart, NamePattern, Redirect, RedirectTo, REDIRECT_CODES};
 
 /// The statuses a `deny` rule may answer with: those HAProxy has an error page for (tern's
 /// pages are HAProxy's).
@@ -39,6 +40,32 @@ pub enum HttpAction {
     AddHeader { name: String, value: ValueFormat },
     /// Remove every field `name` (`del-header`).
     DelHeader { name: String },
+    /// Remove every field whose name matches (`del-header NAME -m beg|end|sub|reg`).
+    DelHeaders { pattern: NamePattern },
+    /// Answer with a redirection (`redirect`, `http-request redirect`); requests only.
+    Redirect(Box<Redirect>),
+    /// Replace a part of the request line with `value` (`set-method`, `set-path`,
+    /// `set-query`, `set-uri`); requests only.
+    SetLine { part: LinePart, value: ValueFormat },
+    /// When `regex` matches the part (`replace-path`: the path, `replace-uri`: the target),
+    /// the part becomes `with`, whose `\N` are the regex's groups; requests only.
+    ReplaceLine {
+        part: LinePart,
+        regex: Regex,
+        with: ValueFormat,
+    },
+    /// Each field `name` (or, with `each_value`, each comma-separated value of it) that
+    /// `regex` matches becomes `with`, whose `\N` are the regex's groups (`replace-header`,
+    /// `replace-value`).
+    ReplaceHeader {
+        name: String,
+        regex: Regex,
+        with: ValueFormat,
+        each_value: bool,
+    },
+    /// Answer the client with this status (and reason) instead of the server's
+    /// (`http-response set-status`); responses only.
+    SetStatus { status: u16, reason: Option<String> },
 }
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string
@@ -57,6 +84,27 @@ pub enum Piece {
     /// the last comma-separated value of the last such field, as HAProxy's `hdr()` gives in a
     /// log-format string; in `http_response` rules it reads the response's fields.
     Fetch(Fetch),
+}
+
+impl HttpAction {
+    /// Every value the action formats (to know which samples rules read).
+    pub fn values(&self) -> impl Iterator<Item = &ValueFormat> {
+        let (one, two) = match self {
+            HttpAction::SetHeader { value, .. }
+            | HttpAction::AddHeader { value, .. }
+            | HttpAction::SetLine { value, .. } => (Some(value), None),
+            HttpAction::ReplaceLine { with, .. } | HttpAction::ReplaceHeader { with, .. } => {
+                (Some(with), None)
+            }
+            HttpAction::Redirect(r) => match &r.to {
+                RedirectTo::Location(v) | RedirectTo::Prefix(v) | RedirectTo::Scheme(v) => {
+                    (Some(v), None)
+                }
+            },
+            _ => (None, None),
+        };
+        one.into_iter().chain(two)
+    }
 }
 
 impl ValueFormat {

@@ -17,6 +17,22 @@ pub(crate) struct RawHttpRule {
     pub body: Option<String>,
     pub name: Option<String>,
     pub value: Option<String>,
+    /// `replace-*`: the regex; `del-header`: the name pattern with `match = "reg"`.
+    pub regex: Option<String>,
+    /// `del-header`: how `name` is matched (`str`, `beg`, `end`, `sub`, `reg`).
+    #[serde(rename = "match")]
+    pub match_: Option<String>,
+    /// `set-status`: the reason phrase.
+    pub reason: Option<String>,
+    /// `redirect`: one of `location`, `prefix`, `scheme`, and its options.
+    pub location: Option<String>,
+    pub prefix: Option<String>,
+    pub scheme: Option<String>,
+    pub code: Option<i64>,
+    pub drop_query: Option<bool>,
+    pub append_slash: Option<bool>,
+    pub set_cookie: Option<String>,
+    pub clear_cookie: Option<String>,
     #[serde(rename = "if")]
     pub if_: Option<String>,
     pub unless: Option<String>,

@@ -7,6 +7,8 @@
 //! model carries no names.
 
 mod expr;
+
+pub(crate) use expr::regex as compile_regex;
 mod words;
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! `http_request` rules run first, then `use_backend` names the backend (the first rule that
 //! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
-//! `return` its own response; a request no rule routes, on a frontend without
+//! `return` its own response, a `redirect` its redirect; a request no rule routes, on a frontend without
 //! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
 //! whole request (body included) was already received, like the monitor URI's.
 //!
@@ -14,7 +14,7 @@
 use std::rc::Rc;
 
 use tern_config::HttpAction;
-use tern_h1::local::{write_page, write_reply, Page};
+use tern_h1::local::{write_page, write_redirect, write_reply, Page};
 use tern_h1::Method;
 
 use crate::http1::conn::{H1Conn, Next};
@@ -27,6 +27,8 @@ use crate::stats::bump;
 enum Answer<'r> {
     Denied(u16),
     Returned(&'r HttpAction),
+    /// A redirect of this code, its field lines in the request's edits.
+    Redirected(u16),
     NoBackend,
 }
 
@@ -60,6 +62,7 @@ impl<S: ClientStream> H1Conn<S> {
         let answer = match (verdict, backend) {
             (Verdict::Deny(status), _) => Answer::Denied(status),
             (Verdict::Return(action), _) => Answer::Returned(action),
+            (Verdict::Redirect(code), _) => Answer::Redirected(code),
             (Verdict::Pass, None) => Answer::NoBackend,
             (Verdict::Pass, Some(_)) => return self.forward(hlen).await,
         };
@@ -76,7 +79,7 @@ impl<S: ClientStream> H1Conn<S> {
         // no server for it (`SC`).
         let (counter, state) = match answer {
             Answer::Denied(_) => (&c.denied, *b"PR"),
-            Answer::Returned(_) => (&c.intercepted, *b"LR"),
+            Answer::Returned(_) | Answer::Redirected(_) => (&c.intercepted, *b"LR"),
             Answer::NoBackend => (&c.no_backend, *b"SC"),
         };
         bump(counter);
@@ -90,6 +93,17 @@ impl<S: ClientStream> H1Conn<S> {
                     write_page(page, close, head_only, out);
                 })
                 .await
+            }
+            Answer::Redirected(code) => {
+                // Taken out for the writer, then put back so its buffers stay warm.
+                let lines = std::mem::take(&mut self.req_edits);
+                let next = self
+                    .respond(code, keep, consumed, |out, close| {
+                        write_redirect(code, lines.added(), close, out);
+                    })
+                    .await;
+                self.req_edits = lines;
+                next
             }
             Answer::NoBackend => {
                 self.respond(503, keep, consumed, |out, close| {

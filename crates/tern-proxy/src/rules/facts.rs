@@ -14,7 +14,7 @@ use std::io::Write;
 use std::net::IpAddr;
 
 use tern_config::{Facts, Fetch};
-use tern_h1::{Field, FieldValue, RequestHead, ResponseHead, Version};
+use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
 
 /// What is known of a client connection, for every request on it.
 #[derive(Debug, Clone, Copy)]
@@ -48,10 +48,24 @@ pub(crate) struct ResponseFacts<'a> {
     pub sni: Option<&'a str>,
 }
 
-/// Facts that can also be written into a header value.
+/// Facts that can also be written into a header value, and what rewrite rules read.
 pub(crate) trait Samples: Facts {
     /// Appends the sample `fetch` to `out`; a missing sample appends nothing.
     fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>);
+
+    /// The request's target as tern sends it, path and query (origin-form: `/` for an
+    /// absolute-form target without a path); empty for a response.
+    fn target(&self) -> &[u8];
+
+    /// Calls `each` with the whole value of every field named `name`, in order.
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8]));
+
+    /// The whole value of the first field named `name`.
+    fn first_field(&self, name: &str) -> Option<&[u8]>;
+
+    /// Calls `each` with the name of every field rules may delete (not the request's `Host`:
+    /// a request needs one).
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8]));
 }
 
 /// The `Facts` methods requests and responses answer alike: from the head's fields and
@@ -116,11 +130,46 @@ impl Samples for RequestFacts<'_> {
             Fetch::Method => out.push(self.method()),
             Fetch::Url => out.push(self.url()),
             Fetch::Path => out.push(self.path()),
+            Fetch::Query => {
+                let url = self.url();
+                if let Some(at) = url.iter().position(|&b| b == b'?') {
+                    out.push(&url[at + 1..]);
+                }
+            }
             Fetch::Header(name) => {
                 out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
             }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
+    }
+
+    fn target(&self) -> &[u8] {
+        let target = self.head.path().get(self.buf);
+        if target.is_empty() {
+            b"/"
+        } else {
+            target
+        }
+    }
+
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8])) {
+        fields_named(self.head.fields(), self.buf, name, each);
+    }
+
+    fn first_field(&self, name: &str) -> Option<&[u8]> {
+        self.head
+            .fields()
+            .iter()
+            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|f| f.value(self.buf))
+    }
+
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
+        self.head
+            .fields()
+            .iter()
+            .filter(|f| f.kind() != FieldKind::Host)
+            .for_each(|f| each(f.name(self.buf)));
     }
 }
 
@@ -150,6 +199,37 @@ impl Samples for ResponseFacts<'_> {
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
     }
+
+    fn target(&self) -> &[u8] {
+        b""
+    }
+
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8])) {
+        fields_named(self.head.fields(), self.buf, name, each);
+    }
+
+    fn first_field(&self, name: &str) -> Option<&[u8]> {
+        self.head
+            .fields()
+            .iter()
+            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|f| f.value(self.buf))
+    }
+
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
+        self.head
+            .fields()
+            .iter()
+            .for_each(|f| each(f.name(self.buf)));
+    }
+}
+
+/// Calls `each` with the whole value of every field named `name`.
+fn fields_named(fields: &[Field], buf: &[u8], name: &str, each: &mut dyn FnMut(&[u8])) {
+    fields
+        .iter()
+        .filter(|f| f.name(buf).eq_ignore_ascii_case(name.as_bytes()))
+        .for_each(|f| each(f.value(buf)));
 }
 
 /// The samples of the connection; request-line samples have no value here.

@@ -232,7 +232,7 @@ fn collect<T>(
     patterns.iter().map(|p| f(p)).collect()
 }
 
-fn regex(pattern: &str, icase: bool) -> Result<Regex, String> {
+pub(crate) fn regex(pattern: &str, icase: bool) -> Result<Regex, String> {
     regex::bytes::RegexBuilder::new(pattern)
         .case_insensitive(icase)
         .size_limit(1 << 20)

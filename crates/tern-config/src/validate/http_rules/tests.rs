@@ -6,12 +6,12 @@ use crate::model::{Fetch, HttpAction, Piece, ValueFormat};
 use crate::test_support::*;
 
 /// `MINIMAL` with a frontend `http_request` (or `http_response`) list of `rules`.
-fn frontend_rules(key: &str, rules: &[&str]) -> String {
+pub(super) fn frontend_rules(key: &str, rules: &[&str]) -> String {
     with_frontend_lines(&format!("{key} = [\n{}\n]", rules.join(",\n")))
 }
 
 /// The error text of a config that must fail.
-fn errors(text: &str) -> String {
+pub(super) fn errors(text: &str) -> String {
     parse_err(text)
         .iter()
         .map(ToString::to_string)
