@@ -135,6 +135,29 @@ pub fn write_reply(
     }
 }
 
+/// Appends a configured error page in place of tern's own: `head` (its status line and
+/// fields, each ending in CRLF, without framing or `Connection`), then the length of `body`,
+/// `connection: close` when `close`, and `body` unless `head_only`.
+pub fn write_custom_page(
+    head: &[u8],
+    body: &[u8],
+    close: bool,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(head);
+    out.extend_from_slice(b"content-length: ");
+    push_u64(out, body.len() as u64);
+    out.extend_from_slice(b"\r\n");
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    if !head_only {
+        out.extend_from_slice(body);
+    }
+}
+
 /// Appends a redirect (`code`, its reason phrase, no body) with the field lines `lines`
 /// (`location: ...\r\n` and the others a redirect rule made); `close` as in [`write_page`].
 /// HAProxy's shape: an empty body announced by `content-length: 0`.

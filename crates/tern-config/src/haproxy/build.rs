@@ -260,6 +260,7 @@ pub(crate) fn header_rules(c: &ProxyCfg, t: &mut Table) {
         c.http_response.clone(),
         c.http_response.first().map_or(0, |r| r.line),
     );
+    super::error_pages::emit(c, t);
 }
 
 /// `x_forwarded_for`: HAProxy adds the header when the frontend or the backend that serves the

@@ -127,8 +127,6 @@ const UNSUPPORTED: &[&str] = &[
     "errorloc",
     "errorloc302",
     "errorloc303",
-    "errorfiles",
-    "http-error",
     "external-check",
     "server-template",
     "server-state-file-name",
@@ -238,11 +236,7 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             keyword,
             "HAProxy's logging is not converted; tern's access log is configured in [access_log]",
         ),
-        "errorfile" => cx.approx(
-            line.no,
-            keyword,
-            "tern answers errors with its own short responses",
-        ),
+        "errorfile" | "errorfiles" | "http-error" => super::error_pages::error_page(line, p, cx),
         "description" | "id" => cx.no_effect(
             line.no,
             keyword,

@@ -170,7 +170,8 @@ fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     finish(line, &mut t, rest, cx)
 }
 
-/// `return [status N] [content-type T] [string S | lf-string S]`; the words left after them.
+/// `return [status N] [content-type T] [string S | lf-string S | file F]`; the words left
+/// after them.
 fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
     let words = &line.words;
     let mut i = 2;
@@ -191,6 +192,9 @@ fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'
             }
             "string" => {
                 t.set("body", string(value));
+            }
+            "file" => {
+                t.set("file", string(value));
             }
             "lf-string" if !value.contains('%') => {
                 t.set("body", string(value));

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod connection;
+mod error_pages;
 mod errors;
 mod keywords;
 mod proxies;

@@ -28,11 +28,12 @@ pub enum HttpAction {
     /// Answer with tern's error page of `status` (HAProxy's `deny [deny_status N]`); requests
     /// only.
     Deny { status: u16 },
-    /// Answer with `status`, `content_type` and `body` (HAProxy's `return`); requests only.
+    /// Answer with `status`, `content_type` and `body` (HAProxy's `return`, the body given
+    /// or read from a file at load time); requests only.
     Return {
         status: u16,
         content_type: Option<String>,
-        body: String,
+        body: Vec<u8>,
     },
     /// Remove every field `name`, then add `name: value` (`set-header`).
     SetHeader { name: String, value: ValueFormat },

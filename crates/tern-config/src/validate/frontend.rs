@@ -75,6 +75,7 @@ impl Checker<'_> {
                 Side::Response,
                 &path.key("http_response"),
             ),
+            error_pages: self.error_pages(raw.error_pages.as_ref(), &path.key("error_pages")),
             tcp_request: self.tcp_request(
                 raw.tcp_request.as_ref(),
                 &acls,

@@ -145,6 +145,7 @@ impl Checker<'_> {
             ("status", rule.status.is_some()),
             ("content_type", rule.content_type.is_some()),
             ("body", rule.body.is_some()),
+            ("file", rule.file.is_some()),
             ("name", rule.name.is_some()),
             ("value", rule.value.is_some()),
             ("regex", rule.regex.is_some()),
@@ -199,7 +200,9 @@ impl Checker<'_> {
                 200
             }
         };
-        let body = rule.body.clone().unwrap_or_default();
+        let body = self
+            .page_body(rule.body.as_deref(), rule.file.as_deref(), at)
+            .unwrap_or_default();
         let content_type = rule.content_type.clone();
         if let Some(t) = &content_type {
             if t.is_empty() || t.chars().any(|c| c.is_control()) {
@@ -340,7 +343,7 @@ impl Checker<'_> {
 fn keys_of(action: &str) -> Option<&'static [&'static str]> {
     Some(match action {
         "deny" => &["status"],
-        "return" => &["status", "content_type", "body"],
+        "return" => &["status", "content_type", "body", "file"],
         "set-header" | "add-header" => &["name", "value"],
         "del-header" => &["name", "match"],
         "redirect" => &[
@@ -380,4 +383,9 @@ fn known_actions(side: Side) -> &'static str {
             "set-header, add-header, del-header, replace-header, replace-value, set-status"
         }
     }
+}
+
+/// Whether `text` is a non-empty HTTP token (a field name).
+pub(super) fn is_token_text(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(is_token_byte)
 }

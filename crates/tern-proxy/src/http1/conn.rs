@@ -29,7 +29,9 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tern_config::{Backend, ConnectionMode, Frontend, FrontendTimeouts};
-use tern_h1::local::{write_page, Page};
+use tern_h1::local::Page;
+
+use crate::http1::error_page;
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
@@ -395,8 +397,10 @@ impl<S: ClientStream> H1Conn<S> {
         // Monitor requests are answered only once consumed; the others may have been refused
         // with bytes left unread.
         let consumed = page == Page::Monitor;
+        let w = Rc::clone(&self.w);
+        let custom = error_page::configured(w.shared.config(), self.frontend, self.backend, page);
         self.respond(page.status(), keep_alive, consumed, |out, close| {
-            write_page(page, close, head_only, out);
+            error_page::write_either(custom, page, close, head_only, out);
         })
         .await
     }

@@ -14,7 +14,9 @@
 use std::rc::Rc;
 
 use tern_config::HttpAction;
-use tern_h1::local::{write_page, write_redirect, write_reply, Page};
+use tern_h1::local::{write_redirect, write_reply, Page};
+
+use crate::http1::error_page::write_either;
 use tern_h1::Method;
 
 use crate::http1::conn::{H1Conn, Next};
@@ -71,6 +73,7 @@ impl<S: ClientStream> H1Conn<S> {
 
     /// Answers the request as its rules decided.
     async fn intercept(&mut self, hlen: usize, answer: Answer<'_>) -> Next {
+        let w = Rc::clone(&self.w);
         let consumed = self.consume_request(hlen);
         let keep = consumed && self.head.keep_alive();
         let head_only = self.head.method() == Method::Head;
@@ -89,8 +92,11 @@ impl<S: ClientStream> H1Conn<S> {
         match answer {
             Answer::Denied(status) => {
                 let page = Page::Denied(status);
+                let custom = w.shared.config().frontends[self.frontend]
+                    .error_pages
+                    .get(status);
                 self.respond(status, keep, consumed, |out, close| {
-                    write_page(page, close, head_only, out);
+                    write_either(custom, page, close, head_only, out);
                 })
                 .await
             }
@@ -106,8 +112,11 @@ impl<S: ClientStream> H1Conn<S> {
                 next
             }
             Answer::NoBackend => {
+                let custom = w.shared.config().frontends[self.frontend]
+                    .error_pages
+                    .get(503);
                 self.respond(503, keep, consumed, |out, close| {
-                    write_page(Page::Unavailable, close, head_only, out);
+                    write_either(custom, Page::Unavailable, close, head_only, out);
                 })
                 .await
             }
@@ -118,14 +127,7 @@ impl<S: ClientStream> H1Conn<S> {
             }) => {
                 let content_type = content_type.as_deref().map(str::as_bytes);
                 self.respond(*status, keep, consumed, |out, close| {
-                    write_reply(
-                        *status,
-                        content_type,
-                        body.as_bytes(),
-                        close,
-                        head_only,
-                        out,
-                    );
+                    write_reply(*status, content_type, body, close, head_only, out);
                 })
                 .await
             }

@@ -52,7 +52,7 @@ fn every_action_parses_with_its_defaults() {
         &HttpAction::Return {
             status: 204,
             content_type: None,
-            body: String::new()
+            body: Vec::new()
         }
     );
     assert_eq!(
