@@ -157,14 +157,23 @@ pub(crate) fn on_request<'r, F: Samples>(
     Verdict::Pass
 }
 
-/// Runs header `rules` on a response (validation admits only header edits there).
-pub(crate) fn on_response<F: Samples>(rules: &[HttpRule], facts: &F, edits: &mut HeaderEdits) {
+/// Runs `rules` on a response: edits go to `edits`; a `deny` ends the run with its status
+/// (validation admits only edits and `deny` there).
+pub(crate) fn on_response<F: Samples>(
+    rules: &[HttpRule],
+    facts: &F,
+    edits: &mut HeaderEdits,
+) -> Result<(), u16> {
     for rule in rules {
         if rule.condition.matches(facts) {
-            // Response rules cannot fail: they edit fields and the status only.
+            if let HttpAction::Deny { status } = rule.action {
+                return Err(status);
+            }
+            // Response edits cannot fail: they change fields and the status only.
             let _ = rewrite::apply(&rule.action, facts, edits);
         }
     }
+    Ok(())
 }
 
 /// Whether any rule of `cfg` reads `dst_port` (connections then look their local port up).

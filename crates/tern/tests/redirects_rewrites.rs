@@ -2,7 +2,7 @@
 //! same policy written in TOML and in HAProxy's `.cfg` syntax gives the same answers, over
 //! HTTP/1.1 and HTTP/2 over TLS (ALPN `h2`). Rewritten requests are read back from what a
 //! `tern term` received (`h=1` echoes its request head); a response rule's status and header
-//! from what curl got. Mistakes are refused by `tern check` with file, line and key.
+//! from what curl got, and a response a rule denies. Mistakes are refused by `tern check` with file, line and key.
 
 #![allow(clippy::unwrap_used)]
 
@@ -60,7 +60,10 @@ name = "secure"
 bind = ["127.0.0.1:0"]
 tls = {{ certs = ["{cert}"], alpn = ["h2", "http/1.1"] }}
 default_backend = "app"
-use_backend = [{{ backend = "st", if = "{{ path_beg /st/ }}" }}]
+use_backend = [
+  {{ backend = "st", if = "{{ path_beg /st/ }}" }},
+  {{ backend = "dn", if = "{{ path_beg /dn/ }}" }},
+]
 http_request = [
   {{ action = "redirect", prefix = "https://new.test", code = 308, drop_query = true, set_cookie = "MOVED=1", if = "{{ path_beg /old/ }}" }},
   {{ action = "redirect", location = "/login?from=%[path]", if = "{{ path /private }}" }},
@@ -81,6 +84,11 @@ http_response = [
   {{ action = "replace-header", name = "X-Term-Server", regex = "(.*)", value = "was-\\1" }},
 ]
 servers = [{{ name = "t", address = "{addr}" }}]
+
+[[backend]]
+name = "dn"
+http_response = [{{ action = "deny", status = 403, if = "{{ hdr(x-term-server) -m found }}" }}]
+servers = [{{ name = "t", address = "{addr}" }}]
 "#,
         addr = term.addr
     )
@@ -99,10 +107,11 @@ fn cfg(term: &Term) -> String {
          \x20 http-request set-query h=1&m=%[method] if {{ path_beg /api/ }}\n\
          \x20 http-request replace-header X-Forward-Me ^(.*)-secret$ \\1-public\n\
          \x20 http-request del-header X-Debug- -m beg\n\
-         \x20 use_backend st if {{ path_beg /st/ }}\n  default_backend app\n\
+         \x20 use_backend st if {{ path_beg /st/ }}\n  use_backend dn if {{ path_beg /dn/ }}\n  default_backend app\n\
          backend app\n  server t {addr}\n\
          backend st\n  http-response set-status 410 reason \"Gone Away\"\n\
-         \x20 http-response replace-header X-Term-Server (.*) was-\\1\n  server t {addr}\n",
+         \x20 http-response replace-header X-Term-Server (.*) was-\\1\n  server t {addr}\n\
+         backend dn\n  http-response deny deny_status 403 if {{ hdr(x-term-server) -m found }}\n  server t {addr}\n",
         addr = term.addr
     )
 }
@@ -227,8 +236,14 @@ fn rewrites_change_what_the_server_gets_and_what_the_client_gets() {
                 assert!(head.starts_with("http/1.1 410 gone away\r\n"), "{head}");
             }
             assert!(head.contains("\r\nx-term-server: was-rw\r\n"), "{head}");
+            // A response a rule denies: tern's 403 instead, nothing of the server's.
+            let (head, body) = fetch(&args, &https(&tern, "/dn/x"));
+            assert!(head.contains(" 403"), "{head}");
+            assert!(!head.contains("x-term-server"), "{head}");
+            assert!(body.contains("403 Forbidden"), "{body}");
         }
-        tern.stop();
+        let counters = tern.stop();
+        assert_eq!(counters.get("frontend secure", "denied"), 2);
     }
 }
 

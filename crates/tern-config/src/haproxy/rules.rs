@@ -151,16 +151,7 @@ fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let mut t = Inline::new();
     t.set("action", string(action));
     let rest = match action {
-        "deny" => {
-            let words = &line.words[2..];
-            match words {
-                [status, code, rest @ ..] if status == "deny_status" || status == "status" => {
-                    t.set("status", number(code, line, cx)?);
-                    rest
-                }
-                _ => words,
-            }
-        }
+        "deny" => deny_args(line, &mut t, cx)?,
         "return" => return_args(line, &mut t, cx)?,
         _ => {
             cx.unsupported(line.no, &format!("http-request {action}"));
@@ -209,8 +200,26 @@ fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'
     Some(&words[i..])
 }
 
+/// `deny [deny_status N]`: the status, and the words left.
+fn deny_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
+    let words = &line.words[2..];
+    Some(match words {
+        [status, code, rest @ ..] if status == "deny_status" || status == "status" => {
+            t.set("status", number(code, line, cx)?);
+            rest
+        }
+        _ => words,
+    })
+}
+
 fn http_response(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let action = cx.arg(line, 1, "an action")?;
+    if action == "deny" {
+        let mut t = Inline::new();
+        t.set("action", string(action));
+        let rest = deny_args(line, &mut t, cx)?;
+        return finish(line, &mut t, rest, cx);
+    }
     match header_action(line, action, true, cx) {
         Some(found) => {
             let (mut t, rest) = found?;

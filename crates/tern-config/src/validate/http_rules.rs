@@ -106,7 +106,7 @@ impl Checker<'_> {
                 Side::Request => ("http_request", "http_response"),
                 Side::Response => ("http_response", "http_request"),
             };
-            let why = if matches!(action, "deny" | "return") {
+            let why = if action == "return" {
                 "is not supported yet"
             } else {
                 "is not supported"
@@ -120,7 +120,7 @@ impl Checker<'_> {
         self.keys_apply(rule, action, allowed, at);
         Some(match action {
             "deny" => HttpAction::Deny {
-                status: self.deny_status(rule.status, at),
+                status: self.deny_status(rule.status, side, at),
             },
             "return" => self.return_action(rule, at),
             "del-header" => self.del_header(rule, side, at),
@@ -168,9 +168,13 @@ impl Checker<'_> {
         }
     }
 
-    fn deny_status(&mut self, raw: Option<i64>, at: &KeyPath) -> u16 {
+    /// HAProxy's defaults: 403 for a request, 502 for a response.
+    fn deny_status(&mut self, raw: Option<i64>, side: Side, at: &KeyPath) -> u16 {
         let Some(status) = raw else {
-            return 403;
+            return match side {
+                Side::Request => 403,
+                Side::Response => 502,
+            };
         };
         match u16::try_from(status) {
             Ok(s) if DENY_STATUSES.contains(&s) => s,
@@ -367,7 +371,8 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
 /// Whether `action` may be used on `side`.
 fn applies_to(action: &str, side: Side) -> bool {
     match action {
-        "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value" => true,
+        "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value"
+        | "deny" => true,
         "set-status" => side == Side::Response,
         _ => side == Side::Request,
     }
@@ -380,7 +385,7 @@ fn known_actions(side: Side) -> &'static str {
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri"
         }
         Side::Response => {
-            "set-header, add-header, del-header, replace-header, replace-value, set-status"
+            "deny, set-header, add-header, del-header, replace-header, replace-value, set-status"
         }
     }
 }

@@ -322,6 +322,8 @@ fn fault_state(fault: &Fault, stage: Stage) -> [u8; 2] {
         (Fault::ServerClosed | Fault::ServerIo(_), _) => *b"SD",
         (Fault::BadResponse(_), Stage::Head) => *b"PH",
         (Fault::BadResponse(_), _) => *b"PD",
+        // HAProxy's state for a response a rule denied.
+        (Fault::ResponseDenied(_), _) => *b"PH",
     }
 }
 

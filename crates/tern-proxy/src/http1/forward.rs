@@ -545,5 +545,10 @@ fn blame(fc: &FrontendCounters, bc: &BackendCounters, fault: &Fault, stage: Stag
             bump(&bc.aborted_responses);
             Page::BadGateway
         }
+        // Refused before anything of it was sent (the rules run on the head).
+        (Fault::ResponseDenied(status), _) => {
+            bump(&fc.denied);
+            Page::Denied(*status)
+        }
     }
 }

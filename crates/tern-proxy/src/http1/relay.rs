@@ -65,6 +65,9 @@ pub(crate) enum Fault {
     /// Malformed, too large, a `101` that was not asked for, or a CONNECT tunnel.
     #[error("response refused: {0}")]
     BadResponse(#[source] H1Error),
+    /// An `http_response` `deny` rule refused the response; the client gets this status.
+    #[error("response denied by a rule ({0})")]
+    ResponseDenied(u16),
 }
 
 /// How far the response had got when a fault stopped the exchange.
@@ -224,16 +227,16 @@ pub(crate) struct ResponseRules<'a> {
 
 impl ResponseRules<'_> {
     /// Runs the rules on the final response `head` (parsed from `buf`); the edits to apply,
-    /// if any rule exists.
+    /// if any rule exists, or the status of a `deny` rule that refused the response.
     pub(crate) fn apply(
         &mut self,
         head: &ResponseHead,
         buf: &[u8],
         sni: Option<&str>,
-    ) -> Option<&HeaderEdits> {
+    ) -> Result<Option<&HeaderEdits>, u16> {
         self.edits.clear();
         if self.backend.is_empty() && self.frontend.is_empty() {
-            return None;
+            return Ok(None);
         }
         let facts = ResponseFacts {
             head,
@@ -241,9 +244,9 @@ impl ResponseRules<'_> {
             conn: self.conn,
             sni,
         };
-        rules::on_response(self.backend, &facts, self.edits);
-        rules::on_response(self.frontend, &facts, self.edits);
-        Some(self.edits)
+        rules::on_response(self.backend, &facts, self.edits)?;
+        rules::on_response(self.frontend, &facts, self.edits)?;
+        Ok(Some(self.edits))
     }
 }
 

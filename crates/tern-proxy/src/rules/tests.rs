@@ -159,8 +159,8 @@ fn response_rules_read_the_response_and_run_backend_first() {
         sni: None,
     };
     let mut edits = HeaderEdits::new();
-    on_response(&cfg.backends[1].http_response, &facts, &mut edits);
-    on_response(&cfg.frontends[0].http_response, &facts, &mut edits);
+    on_response(&cfg.backends[1].http_response, &facts, &mut edits).unwrap();
+    on_response(&cfg.frontends[0].http_response, &facts, &mut edits).unwrap();
     assert!(edits.deletes(b"server"));
     // The frontend's set-header replaced the backend's addition.
     assert_eq!(
