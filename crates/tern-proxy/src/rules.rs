@@ -157,17 +157,28 @@ pub(crate) fn on_request<'r, F: Samples>(
     Verdict::Pass
 }
 
-/// Runs `rules` on a response: edits go to `edits`; a `deny` ends the run with its status
-/// (validation admits only edits and `deny` there).
+/// Why response rules refused the server's response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A `deny` of this status.
+    Deny(u16),
+    /// The `return` rule at this index of the list.
+    Return(usize),
+}
+
+/// Runs `rules` on a response: edits go to `edits`; a `deny` or `return` ends the run
+/// (validation admits only edits and those there).
 pub(crate) fn on_response<F: Samples>(
     rules: &[HttpRule],
     facts: &F,
     edits: &mut HeaderEdits,
-) -> Result<(), u16> {
-    for rule in rules {
+) -> Result<(), Refusal> {
+    for (i, rule) in rules.iter().enumerate() {
         if rule.condition.matches(facts) {
-            if let HttpAction::Deny { status } = rule.action {
-                return Err(status);
+            match rule.action {
+                HttpAction::Deny { status } => return Err(Refusal::Deny(status)),
+                HttpAction::Return { .. } => return Err(Refusal::Return(i)),
+                _ => {}
             }
             // Response edits cannot fail: they change fields and the status only.
             let _ = rewrite::apply(&rule.action, facts, edits);

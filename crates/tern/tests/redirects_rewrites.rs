@@ -2,7 +2,7 @@
 //! same policy written in TOML and in HAProxy's `.cfg` syntax gives the same answers, over
 //! HTTP/1.1 and HTTP/2 over TLS (ALPN `h2`). Rewritten requests are read back from what a
 //! `tern term` received (`h=1` echoes its request head); a response rule's status and header
-//! from what curl got, and a response a rule denies. Mistakes are refused by `tern check` with file, line and key.
+//! from what curl got, and a response a rule denies or replaces. Mistakes are refused by `tern check` with file, line and key.
 
 #![allow(clippy::unwrap_used)]
 
@@ -63,6 +63,7 @@ default_backend = "app"
 use_backend = [
   {{ backend = "st", if = "{{ path_beg /st/ }}" }},
   {{ backend = "dn", if = "{{ path_beg /dn/ }}" }},
+  {{ backend = "rt", if = "{{ path_beg /rt/ }}" }},
 ]
 http_request = [
   {{ action = "redirect", prefix = "https://new.test", code = 308, drop_query = true, set_cookie = "MOVED=1", if = "{{ path_beg /old/ }}" }},
@@ -89,6 +90,11 @@ servers = [{{ name = "t", address = "{addr}" }}]
 name = "dn"
 http_response = [{{ action = "deny", status = 403, if = "{{ hdr(x-term-server) -m found }}" }}]
 servers = [{{ name = "t", address = "{addr}" }}]
+
+[[backend]]
+name = "rt"
+http_response = [{{ action = "return", status = 200, content_type = "text/plain", body = "replaced" }}]
+servers = [{{ name = "t", address = "{addr}" }}]
 "#,
         addr = term.addr
     )
@@ -107,11 +113,12 @@ fn cfg(term: &Term) -> String {
          \x20 http-request set-query h=1&m=%[method] if {{ path_beg /api/ }}\n\
          \x20 http-request replace-header X-Forward-Me ^(.*)-secret$ \\1-public\n\
          \x20 http-request del-header X-Debug- -m beg\n\
-         \x20 use_backend st if {{ path_beg /st/ }}\n  use_backend dn if {{ path_beg /dn/ }}\n  default_backend app\n\
+         \x20 use_backend st if {{ path_beg /st/ }}\n  use_backend dn if {{ path_beg /dn/ }}\n  use_backend rt if {{ path_beg /rt/ }}\n  default_backend app\n\
          backend app\n  server t {addr}\n\
          backend st\n  http-response set-status 410 reason \"Gone Away\"\n\
          \x20 http-response replace-header X-Term-Server (.*) was-\\1\n  server t {addr}\n\
-         backend dn\n  http-response deny deny_status 403 if {{ hdr(x-term-server) -m found }}\n  server t {addr}\n",
+         backend dn\n  http-response deny deny_status 403 if {{ hdr(x-term-server) -m found }}\n  server t {addr}\n\
+         backend rt\n  http-response return status 200 content-type text/plain string replaced\n  server t {addr}\n",
         addr = term.addr
     )
 }
@@ -241,9 +248,15 @@ fn rewrites_change_what_the_server_gets_and_what_the_client_gets() {
             assert!(head.contains(" 403"), "{head}");
             assert!(!head.contains("x-term-server"), "{head}");
             assert!(body.contains("403 Forbidden"), "{body}");
+            // A response a rule replaces.
+            let (head, body) = fetch(&args, &https(&tern, "/rt/x?s=100"));
+            assert!(head.contains(" 200"), "{head}");
+            assert!(!head.contains("x-term-server"), "{head}");
+            assert_eq!(body, "replaced");
         }
         let counters = tern.stop();
         assert_eq!(counters.get("frontend secure", "denied"), 2);
+        assert_eq!(counters.get("frontend secure", "intercepted"), 2);
     }
 }
 

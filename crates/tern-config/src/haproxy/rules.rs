@@ -214,10 +214,14 @@ fn deny_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w 
 
 fn http_response(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let action = cx.arg(line, 1, "an action")?;
-    if action == "deny" {
+    if action == "deny" || action == "return" {
         let mut t = Inline::new();
         t.set("action", string(action));
-        let rest = deny_args(line, &mut t, cx)?;
+        let rest = if action == "deny" {
+            deny_args(line, &mut t, cx)?
+        } else {
+            return_args(line, &mut t, cx)?
+        };
         return finish(line, &mut t, rest, cx);
     }
     match header_action(line, action, true, cx) {

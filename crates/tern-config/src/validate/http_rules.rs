@@ -372,7 +372,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
 fn applies_to(action: &str, side: Side) -> bool {
     match action {
         "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value"
-        | "deny" => true,
+        | "deny" | "return" => true,
         "set-status" => side == Side::Response,
         _ => side == Side::Request,
     }
@@ -385,7 +385,8 @@ fn known_actions(side: Side) -> &'static str {
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri"
         }
         Side::Response => {
-            "deny, set-header, add-header, del-header, replace-header, replace-value, set-status"
+            "deny, return, set-header, add-header, del-header, replace-header, replace-value, \
+             set-status"
         }
     }
 }

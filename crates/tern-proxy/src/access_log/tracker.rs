@@ -324,6 +324,7 @@ fn fault_state(fault: &Fault, stage: Stage) -> [u8; 2] {
         (Fault::BadResponse(_), _) => *b"PD",
         // HAProxy's state for a response a rule denied.
         (Fault::ResponseDenied(_), _) => *b"PH",
+        (Fault::ResponseReturned { .. }, _) => *b"LH",
     }
 }
 

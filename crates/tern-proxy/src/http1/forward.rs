@@ -499,6 +499,10 @@ impl<S: ClientStream> H1Conn<S> {
             End::Failed { fault, stage, .. } => (fault, stage),
         };
         drop(conn);
+        if let Fault::ResponseReturned { backend, index } = fault {
+            bump(&fc.intercepted);
+            return self.response_return(backend, index, head_only).await;
+        }
         debug!(error = %fault, ?stage, "exchange failed");
         let page = blame(fc, bc, &fault, stage);
         match (stage, &fault) {
@@ -550,5 +554,7 @@ fn blame(fc: &FrontendCounters, bc: &BackendCounters, fault: &Fault, stage: Stag
             bump(&fc.denied);
             Page::Denied(*status)
         }
+        // Answered in `judge`.
+        (Fault::ResponseReturned { .. }, _) => Page::BadGateway,
     }
 }

@@ -40,8 +40,8 @@ use tokio::io::AsyncWrite;
 use crate::buffer::Buffer;
 use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
-use crate::rules;
 use crate::rules::facts::{ConnFacts, ResponseFacts};
+use crate::rules::{self, Refusal};
 use crate::timer::{Idle, Timer};
 use flight::Flight;
 
@@ -68,6 +68,10 @@ pub(crate) enum Fault {
     /// An `http_response` `deny` rule refused the response; the client gets this status.
     #[error("response denied by a rule ({0})")]
     ResponseDenied(u16),
+    /// An `http_response` `return` rule replaced the response: the rule at this index of the
+    /// backend's list (`backend`) or of the frontend's.
+    #[error("response replaced by a return rule")]
+    ResponseReturned { backend: bool, index: usize },
 }
 
 /// How far the response had got when a fault stopped the exchange.
@@ -227,13 +231,13 @@ pub(crate) struct ResponseRules<'a> {
 
 impl ResponseRules<'_> {
     /// Runs the rules on the final response `head` (parsed from `buf`); the edits to apply,
-    /// if any rule exists, or the status of a `deny` rule that refused the response.
+    /// if any rule exists, or the fault of a `deny` or `return` rule that replaced it.
     pub(crate) fn apply(
         &mut self,
         head: &ResponseHead,
         buf: &[u8],
         sni: Option<&str>,
-    ) -> Result<Option<&HeaderEdits>, u16> {
+    ) -> Result<Option<&HeaderEdits>, Fault> {
         self.edits.clear();
         if self.backend.is_empty() && self.frontend.is_empty() {
             return Ok(None);
@@ -244,8 +248,14 @@ impl ResponseRules<'_> {
             conn: self.conn,
             sni,
         };
-        rules::on_response(self.backend, &facts, self.edits)?;
-        rules::on_response(self.frontend, &facts, self.edits)?;
+        let refused = |backend: bool| {
+            move |r| match r {
+                Refusal::Deny(status) => Fault::ResponseDenied(status),
+                Refusal::Return(index) => Fault::ResponseReturned { backend, index },
+            }
+        };
+        rules::on_response(self.backend, &facts, self.edits).map_err(refused(true))?;
+        rules::on_response(self.frontend, &facts, self.edits).map_err(refused(false))?;
         Ok(Some(self.edits))
     }
 }

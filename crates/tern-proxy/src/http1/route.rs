@@ -71,6 +71,37 @@ impl<S: ClientStream> H1Conn<S> {
         self.intercept(hlen, answer).await
     }
 
+    /// Answers with the `http_response` `return` rule at `index` of the current backend's list
+    /// (`backend`) or the frontend's, in place of the server's response; the connection closes
+    /// (the request may not have been read whole).
+    pub(super) async fn response_return(
+        &mut self,
+        backend: bool,
+        index: usize,
+        head_only: bool,
+    ) -> Next {
+        let w = Rc::clone(&self.w);
+        let cfg = w.shared.config();
+        let rules = if backend {
+            &cfg.backends[self.backend].http_response
+        } else {
+            &cfg.frontends[self.frontend].http_response
+        };
+        let Some(HttpAction::Return {
+            status,
+            content_type,
+            body,
+        }) = rules.get(index).map(|r| &r.action)
+        else {
+            return self.answer(Page::BadGateway, false, head_only).await;
+        };
+        let content_type = content_type.as_deref().map(str::as_bytes);
+        self.respond(*status, false, false, |out, close| {
+            write_reply(*status, content_type, body, close, head_only, out);
+        })
+        .await
+    }
+
     /// Answers the request as its rules decided.
     async fn intercept(&mut self, hlen: usize, answer: Answer<'_>) -> Next {
         let w = Rc::clone(&self.w);

@@ -145,7 +145,7 @@ fn response_rules_only_edit_headers_and_read_what_is_there() {
     let text = frontend_rules(
         "http_response",
         &[
-            r#"{ action = "return" }"#,
+            r#"{ action = "redirect", location = "/" }"#,
             r#"{ action = "set-header", name = "X-Path", value = "%[path]" }"#,
             r#"{ action = "del-header", name = "Server", if = "{ path_beg /a } METH_GET" }"#,
             r#"{ action = "set-header", name = "Connection", value = "close" }"#,
@@ -153,7 +153,7 @@ fn response_rules_only_edit_headers_and_read_what_is_there() {
     );
     let all = errors(&text);
     for expected in [
-        "frontend[0].http_response[0].action: `return` in http_response is not supported yet",
+        "frontend[0].http_response[0].action: `redirect` in http_response is not supported: use it in http_request",
         "frontend[0].http_response[1].value: path cannot be used in http_response",
         "frontend[0].http_response[2].if: path, method cannot be used in http_response",
         "frontend[0].http_response[3].name: `Connection` is managed by tern",
