@@ -16,6 +16,8 @@ pub(crate) mod facts;
 mod redirect;
 // The actions that change the message (headers, request line, status).
 mod rewrite;
+// Variables (`set-var`, `var()`).
+pub(crate) mod vars;
 
 use tern_config::{Config, Fetch, Frontend, HttpAction, HttpRule, Piece, Route};
 use tern_h1::HeaderEdits;

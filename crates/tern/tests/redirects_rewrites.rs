@@ -65,7 +65,9 @@ use_backend = [
   {{ backend = "dn", if = "{{ path_beg /dn/ }}" }},
   {{ backend = "rt", if = "{{ path_beg /rt/ }}" }},
 ]
+http_response = [{{ action = "set-header", name = "X-Orig-Path", value = "%[var(txn.orig)]" }}]
 http_request = [
+  {{ action = "set-var", name = "txn.orig", value = "%[path]" }},
   {{ action = "redirect", prefix = "https://new.test", code = 308, drop_query = true, set_cookie = "MOVED=1", if = "{{ path_beg /old/ }}" }},
   {{ action = "redirect", location = "/login?from=%[path]", if = "{{ path /private }}" }},
   {{ action = "replace-path", regex = "^/api/(.*)", value = "/v2/\\1" }},
@@ -107,6 +109,8 @@ fn cfg(term: &Term) -> String {
          defaults\n  mode http\n  timeout client 30s\n  timeout server 30s\n  timeout connect 5s\n\
          frontend plain\n  bind 127.0.0.1:0\n  redirect scheme https code 301 unless {{ ssl_fc }}\n  default_backend app\n\
          frontend secure\n  bind 127.0.0.1:0 ssl crt site.pem alpn h2,http/1.1\n\
+         \x20 http-request set-var(txn.orig) path\n\
+         \x20 http-response set-header X-Orig-Path %[var(txn.orig)]\n\
          \x20 http-request redirect prefix https://new.test code 308 drop-query set-cookie MOVED=1 if {{ path_beg /old/ }}\n\
          \x20 http-request redirect location /login?from=%[path] if {{ path /private }}\n\
          \x20 http-request replace-path ^/api/(.*) /v2/\\1\n\
@@ -235,6 +239,8 @@ fn rewrites_change_what_the_server_gets_and_what_the_client_gets() {
             let first = body.lines().next().unwrap_or_default();
             assert_eq!(first, "GET /v2/things?h=1&m=GET HTTP/1.1", "{body}");
             assert!(body.contains("x-forward-me: abc-public\n"), "{body}");
+            // A variable set on the request, read by a response rule.
+            assert!(head.contains("\r\nx-orig-path: /api/things\r\n"), "{head}");
             assert!(!body.contains("x-debug"), "{body}");
             let (head, _) = fetch(&args, &https(&tern, "/st/x"));
             if proto == "--http2" {

@@ -21,6 +21,9 @@ pub(crate) fn action<'w>(
     response: bool,
     cx: &mut Cx<'_>,
 ) -> Option<Option<(Inline, &'w [String])>> {
+    if let Some(found) = set_var(line, action, cx) {
+        return Some(found);
+    }
     let words = &line.words;
     let mut t = Inline::new();
     t.set("action", string(action));
@@ -178,4 +181,45 @@ pub(crate) fn redirect<'w>(
         t.set(key, string(value));
     }
     Some((t, &words[i..]))
+}
+
+/// `set-var(NAME) EXPR` and `set-var-fmt(NAME) FMT` as `{ action = "set-var", name, value }`:
+/// EXPR is one fetch (`%[fetch]` in tern's value), `str(TEXT)` or `int(N)`; converters are
+/// not supported yet. `None` when `action` is neither.
+fn set_var<'w>(
+    line: &'w Line,
+    action: &str,
+    cx: &mut Cx<'_>,
+) -> Option<Option<(Inline, &'w [String])>> {
+    let (fmt, inner) = if let Some(rest) = action.strip_prefix("set-var-fmt(") {
+        (true, rest)
+    } else {
+        (false, action.strip_prefix("set-var(")?)
+    };
+    let Some(name) = inner.strip_suffix(')') else {
+        cx.error(line.no, format!("'{action}': expected set-var(SCOPE.NAME)"));
+        return Some(None);
+    };
+    let Some(expr) = line.word(2) else {
+        cx.error(line.no, format!("'{action}' needs an expression"));
+        return Some(None);
+    };
+    let value = if fmt {
+        expr.to_owned()
+    } else if let Some(text) = expr.strip_prefix("str(").and_then(|e| e.strip_suffix(')')) {
+        text.replace('%', "%%")
+    } else if let Some(n) = expr.strip_prefix("int(").and_then(|e| e.strip_suffix(')')) {
+        n.to_owned()
+    } else if expr.contains(',') {
+        cx.unsupported(line.no, &format!("{action} with a converter"));
+        return Some(None);
+    } else {
+        format!("%[{expr}]")
+    };
+    let mut t = Inline::new();
+    t.set("action", string("set-var"))
+        .set("name", string(name))
+        .set("value", string(&value));
+    // HAProxy 2.6+ takes conditions only after the expression.
+    Some(Some((t, &line.words[3..])))
 }

@@ -67,6 +67,8 @@ pub enum HttpAction {
     /// Answer the client with this status (and reason) instead of the server's
     /// (`http-response set-status`); responses only.
     SetStatus { status: u16, reason: Option<String> },
+    /// Set variable `name` (`txn.x`, `sess.x`, ...) to `value` (`set-var`, `set-var-fmt`).
+    SetVar { name: String, value: ValueFormat },
 }
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string
@@ -93,7 +95,8 @@ impl HttpAction {
         let (one, two) = match self {
             HttpAction::SetHeader { value, .. }
             | HttpAction::AddHeader { value, .. }
-            | HttpAction::SetLine { value, .. } => (Some(value), None),
+            | HttpAction::SetLine { value, .. }
+            | HttpAction::SetVar { value, .. } => (Some(value), None),
             HttpAction::ReplaceLine { with, .. } | HttpAction::ReplaceHeader { with, .. } => {
                 (Some(with), None)
             }

@@ -134,6 +134,7 @@ impl Checker<'_> {
                 }
             }
             "redirect" => self.redirect(rule, at),
+            "set-var" => self.set_var(rule, side, at),
             "set-status" => self.set_status(rule, at),
             _ => self.rewrite(rule, action, side, at),
         })
@@ -364,6 +365,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
         "replace-path" | "replace-uri" => &["regex", "value"],
         "replace-header" | "replace-value" => &["name", "regex", "value"],
         "set-status" => &["status", "reason"],
+        "set-var" => &["name", "value"],
         _ => return None,
     })
 }
@@ -372,7 +374,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
 fn applies_to(action: &str, side: Side) -> bool {
     match action {
         "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value"
-        | "deny" | "return" => true,
+        | "deny" | "return" | "set-var" => true,
         "set-status" => side == Side::Response,
         _ => side == Side::Request,
     }
@@ -382,11 +384,12 @@ fn known_actions(side: Side) -> &'static str {
     match side {
         Side::Request => {
             "deny, return, redirect, set-header, add-header, del-header, replace-header, \
-             replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri"
+             replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
+             set-var"
         }
         Side::Response => {
             "deny, return, set-header, add-header, del-header, replace-header, replace-value, \
-             set-status"
+             set-status, set-var"
         }
     }
 }
@@ -394,4 +397,25 @@ fn known_actions(side: Side) -> &'static str {
 /// Whether `text` is a non-empty HTTP token (a field name).
 pub(super) fn is_token_text(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(is_token_byte)
+}
+
+/// A variable's name as HAProxy writes it, `SCOPE.NAME` with SCOPE one of `txn`, `req`, `res`
+/// (one request and its response) or `sess` (the client connection); `proc` (shared by the
+/// whole process) is not supported.
+pub(crate) fn var_name(text: &str) -> Result<String, String> {
+    let (scope, name) = text.split_once('.').unwrap_or(("", text));
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    match scope {
+        "txn" | "req" | "res" | "sess" if name_ok => Ok(text.to_owned()),
+        "proc" => Err(format!(
+            "`{text}`: proc variables (shared by every worker) are not supported yet"
+        )),
+        _ => Err(format!(
+            "`{text}` is not a variable name: SCOPE.NAME, SCOPE one of txn, req, res, sess, \
+             NAME letters, digits, `_` and `.`"
+        )),
+    }
 }

@@ -20,6 +20,7 @@
 //! and dropped for a moment, so the client's unread bytes do not make the kernel reset the
 //! connection before it has read the answer.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -32,6 +33,7 @@ use tern_config::{Backend, ConnectionMode, Frontend, FrontendTimeouts};
 use tern_h1::local::Page;
 
 use crate::http1::error_page;
+use crate::rules::vars::Vars;
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
@@ -104,6 +106,8 @@ pub(super) struct H1Conn<S> {
     /// Header rules' edits of the current request and of its response.
     pub(super) req_edits: HeaderEdits,
     pub(super) resp_edits: HeaderEdits,
+    /// The variables of `set-var` rules (`rules::vars`), of this session.
+    pub(super) vars: RefCell<Vars>,
     pub(super) io: S,
     pub(super) buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
@@ -170,6 +174,7 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
+        vars: RefCell::default(),
         io,
         buf: spare.buf,
         out: spare.out,

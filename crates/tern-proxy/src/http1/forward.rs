@@ -451,6 +451,7 @@ impl<S: ClientStream> H1Conn<S> {
                     frontend: &fe.http_response,
                     conn: &self.conn,
                     edits: &mut self.resp_edits,
+                    vars: &self.vars,
                 },
             },
             ServerSide {

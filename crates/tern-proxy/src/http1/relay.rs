@@ -28,6 +28,7 @@
 //! waits for the client (the server is then not to blame). The wait for the response head
 //! therefore counts from the end of the upload, or from when the server stopped taking it.
 
+use std::cell::RefCell;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -41,6 +42,7 @@ use crate::buffer::Buffer;
 use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
 use crate::rules::facts::{ConnFacts, ResponseFacts};
+use crate::rules::vars::Vars;
 use crate::rules::{self, Refusal};
 use crate::timer::{Idle, Timer};
 use flight::Flight;
@@ -227,6 +229,8 @@ pub(crate) struct ResponseRules<'a> {
     pub frontend: &'a [HttpRule],
     pub conn: &'a ConnFacts,
     pub edits: &'a mut HeaderEdits,
+    /// The session's variables (`var()` in response rules, `set-var`).
+    pub vars: &'a RefCell<Vars>,
 }
 
 impl ResponseRules<'_> {
@@ -247,6 +251,7 @@ impl ResponseRules<'_> {
             buf,
             conn: self.conn,
             sni,
+            vars: self.vars,
         };
         let refused = |backend: bool| {
             move |r| match r {

@@ -43,6 +43,8 @@ impl<S: ClientStream> H1Conn<S> {
         let fe = &cfg.frontends[self.frontend];
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();
+        // The previous request's variables end here (an empty list when no rule sets any).
+        self.vars.get_mut().end_request();
         if let Some(b) = routing.without_rules(cfg, fe) {
             self.backend = b;
             return self.forward(hlen).await;
@@ -52,6 +54,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            vars: &self.vars,
         };
         let (verdict, backend) =
             rules::route_request(cfg, fe, routing, &facts, &mut self.req_edits);

@@ -10,11 +10,14 @@
 //! `http-response` rules); the request's start line is gone by then, and the configuration
 //! refuses response rules that read it.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::net::IpAddr;
 
 use tern_config::{Facts, Fetch};
 use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
+
+use super::vars::Vars;
 
 /// What is known of a client connection, for every request on it.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +39,8 @@ pub(crate) struct RequestFacts<'a> {
     pub conn: &'a ConnFacts,
     /// The server name of the TLS ClientHello.
     pub sni: Option<&'a str>,
+    /// The session's variables.
+    pub vars: &'a RefCell<Vars>,
 }
 
 /// The facts of one response from a server.
@@ -46,6 +51,8 @@ pub(crate) struct ResponseFacts<'a> {
     pub buf: &'a [u8],
     pub conn: &'a ConnFacts,
     pub sni: Option<&'a str>,
+    /// The session's variables.
+    pub vars: &'a RefCell<Vars>,
 }
 
 /// Facts that can also be written into a header value, and what rewrite rules read.
@@ -66,6 +73,9 @@ pub(crate) trait Samples: Facts {
     /// Calls `each` with the name of every field rules may delete (not the request's `Host`:
     /// a request needs one).
     fn each_field_name(&self, each: &mut dyn FnMut(&[u8]));
+
+    /// Sets variable `name` (`set-var`).
+    fn set_var(&self, name: &str, value: &[u8]);
 }
 
 /// The `Facts` methods requests and responses answer alike: from the head's fields and
@@ -97,6 +107,24 @@ macro_rules! head_and_connection_facts {
 
         fn sni(&self) -> Option<&str> {
             self.sni
+        }
+
+        fn var(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+            // A rule never reads a variable while setting one: the borrow is free.
+            self.vars
+                .try_borrow()
+                .is_ok_and(|vars| vars.get(name).is_some_and(each))
+        }
+    };
+}
+
+/// `Samples::set_var` for requests and responses alike.
+macro_rules! set_var {
+    () => {
+        fn set_var(&self, name: &str, value: &[u8]) {
+            if let Ok(mut vars) = self.vars.try_borrow_mut() {
+                vars.set(name, value);
+            }
         }
     };
 }
@@ -139,9 +167,17 @@ impl Samples for RequestFacts<'_> {
             Fetch::Header(name) => {
                 out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
             }
+            Fetch::Var(name) => {
+                self.var(name, &mut |v| {
+                    out.push(v);
+                    true
+                });
+            }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
     }
+
+    set_var!();
 
     fn target(&self) -> &[u8] {
         let target = self.head.path().get(self.buf);
@@ -196,9 +232,17 @@ impl Samples for ResponseFacts<'_> {
             Fetch::Header(name) => {
                 out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
             }
+            Fetch::Var(name) => {
+                self.var(name, &mut |v| {
+                    out.push(v);
+                    true
+                });
+            }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
     }
+
+    set_var!();
 
     fn target(&self) -> &[u8] {
         b""
@@ -306,6 +350,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: Some("a.test"),
+            vars: &std::cell::RefCell::default(),
         };
         assert_eq!(f.method(), b"GET");
         assert_eq!(f.url(), b"http://a.test/p/q?x=1");
@@ -336,6 +381,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: None,
+            vars: &std::cell::RefCell::default(),
         };
         assert!(f.any_header("server", &mut |v| v == b"s1"));
         assert_eq!(sample_of(&f, Fetch::Header("server".into())), "s1");

@@ -73,6 +73,10 @@ pub(crate) fn apply<F: Samples>(
             let with = evaluated(with, facts);
             return replace_line(*part, regex, &with, facts, edits);
         }
+        HttpAction::SetVar { name, value } => {
+            let value = evaluated(value, facts);
+            facts.set_var(name, &value);
+        }
         HttpAction::SetStatus { status, reason } => {
             let reason = reason
                 .as_deref()

@@ -45,6 +45,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         buf: raw.as_bytes(),
         conn: &CONN,
         sni,
+        vars: &std::cell::RefCell::default(),
     };
     routing[0]
         .use_backend(&cfg.frontends[0].use_backend, &facts)
@@ -92,6 +93,7 @@ pub(super) fn requested(cfg: &Config, raw: &str) -> (String, String) {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: Some("api.test"),
+        vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();
     let verdict = on_request(&cfg.frontends[0].http_request, &facts, &mut edits);
@@ -157,6 +159,7 @@ fn response_rules_read_the_response_and_run_backend_first() {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: None,
+        vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();
     on_response(&cfg.backends[1].http_response, &facts, &mut edits).unwrap();

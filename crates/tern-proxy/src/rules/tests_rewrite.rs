@@ -26,6 +26,7 @@ fn redirected(list: &[&str], raw: &str) -> (String, String) {
         buf: raw.as_bytes(),
         conn: &super::tests::CONN,
         sni: None,
+        vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();
     let verdict = on_request(&cfg.frontends[0].http_request, &facts, &mut edits);
@@ -128,4 +129,19 @@ fn header_rewrites_replace_only_what_matches() {
         out,
         "GET / HTTP/1.1\r\nX-None: a\r\nHost: ex.test\r\nX-T: a, B\r\n\r\n"
     );
+}
+
+#[test]
+fn variables_set_by_one_rule_are_read_by_the_next() {
+    let cfg = rules(&[
+        r#"{ action = "set-var", name = "txn.p", value = "%[path]" }"#,
+        r#"{ action = "set-var", name = "sess.seen", value = "yes", if = "{ var(txn.p) -m beg /a }" }"#,
+        r#"{ action = "set-header", name = "X-P", value = "%[var(txn.p)]-%[var(sess.seen)]" }"#,
+        r#"{ action = "deny", status = 429, if = "{ var(txn.none) -m found }" }"#,
+    ]);
+    let (v, out) = requested(&cfg, "GET /a/b HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(v, "Pass");
+    assert_eq!(out, "GET /a/b HTTP/1.1\r\nHost: h\r\nX-P: /a/b-yes\r\n\r\n");
+    let (_, out) = requested(&cfg, "GET /z HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(out, "GET /z HTTP/1.1\r\nHost: h\r\nX-P: /z-\r\n\r\n");
 }

@@ -139,3 +139,32 @@ fn mistakes_name_the_cfg_line() {
         );
     }
 }
+
+#[test]
+fn set_var_takes_one_fetch_or_a_constant() {
+    let c = convert(&frontend(
+        "  http-request set-var(txn.p) path\n  http-request set-var(sess.k) str(100%) if { path /k }\n  \
+         http-request set-var-fmt(txn.f) %[src]:%[dst_port]\n  http-response set-var(txn.n) int(5)\n",
+    ));
+    assert_has(
+        &c,
+        r#"{ action = "set-var", name = "txn.p", value = "%[path]" },"#,
+    );
+    assert_has(
+        &c,
+        r#"{ action = "set-var", name = "sess.k", value = "100%%", if = "{ path /k }" },"#,
+    );
+    let config = validate(&c);
+    assert!(
+        matches!(&config.frontends[0].http_request[2].action, HttpAction::SetVar { name, .. } if name == "txn.f")
+    );
+    let e = errors(&frontend("  http-request set-var(txn.x) src,ipmask(24)\n"));
+    assert_eq!(e, ["haproxy.cfg:8: frontend f: keyword 'set-var(txn.x) with a converter' is not supported yet"]);
+    let e = check_errors(&frontend(
+        "  http-request set-var(proc.x) path\n  acl a var(nope) -m found\n",
+    ));
+    assert!(
+        e[0].contains("proc variables") && e[1].contains("not a variable name"),
+        "{e:?}"
+    );
+}

@@ -106,6 +106,7 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
         ("hdr" | "req.hdr", None) => {
             return Err(format!("`{name}` needs a header name: hdr(host)"))
         }
+        ("var", Some(arg)) => Fetch::Var(super::super::http_rules::var_name(arg)?),
         (_, Some(_)) => return Err(format!("fetch `{base}` takes no argument")),
         ("path", None) => Fetch::Path,
         ("url", None) => Fetch::Url,

@@ -61,6 +61,26 @@ impl Checker<'_> {
         HttpAction::DelHeaders { pattern }
     }
 
+    /// `set-var(NAME)`: `name` the variable, `value` what it is set to.
+    pub(super) fn set_var(&mut self, rule: &RawHttpRule, side: Side, at: &KeyPath) -> HttpAction {
+        let name = match rule.name.as_deref().map(super::var_name) {
+            Some(Ok(name)) => name,
+            Some(Err(e)) => {
+                self.issue(&at.key("name"), e);
+                String::new()
+            }
+            None => {
+                self.issue(
+                    at,
+                    "missing key `name`: the variable to set, e.g. \"txn.user\"",
+                );
+                String::new()
+            }
+        };
+        let value = self.header_value(rule.value.as_deref(), side, at);
+        HttpAction::SetVar { name, value }
+    }
+
     /// `set-status N [reason R]` on responses.
     pub(super) fn set_status(&mut self, rule: &RawHttpRule, at: &KeyPath) -> HttpAction {
         let status = match rule.status {
