@@ -32,6 +32,7 @@ pub(crate) fn action<'w>(
         ("replace-path" | "replace-uri", false) => &["regex", "value"],
         ("replace-header" | "replace-value", _) => &["name", "regex", "value"],
         ("set-status", true) => return Some(set_status(line, t, cx)),
+        ("set-log-level", _) => &["level"],
         ("redirect", false) => return Some(redirect(line, 2, false, cx)),
         _ => return None,
     };

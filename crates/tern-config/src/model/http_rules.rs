@@ -69,6 +69,9 @@ pub enum HttpAction {
     SetStatus { status: u16, reason: Option<String> },
     /// Set variable `name` (`txn.x`, `sess.x`, ...) to `value` (`set-var`, `set-var-fmt`).
     SetVar { name: String, value: ValueFormat },
+    /// The syslog severity of this request's access log line (0 `emerg` to 7 `debug`), or
+    /// `None` for no line at all (`silent`) (`set-log-level`).
+    SetLogLevel { severity: Option<u8> },
 }
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string

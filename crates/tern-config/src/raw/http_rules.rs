@@ -26,6 +26,8 @@ pub(crate) struct RawHttpRule {
     pub match_: Option<String>,
     /// `set-status`: the reason phrase.
     pub reason: Option<String>,
+    /// `set-log-level`: a syslog level or `silent`.
+    pub level: Option<String>,
     /// `redirect`: one of `location`, `prefix`, `scheme`, and its options.
     pub location: Option<String>,
     pub prefix: Option<String>,

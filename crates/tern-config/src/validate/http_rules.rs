@@ -135,6 +135,7 @@ impl Checker<'_> {
             }
             "redirect" => self.redirect(rule, at),
             "set-var" => self.set_var(rule, side, at),
+            "set-log-level" => self.set_log_level(rule, at),
             "set-status" => self.set_status(rule, at),
             _ => self.rewrite(rule, action, side, at),
         })
@@ -152,6 +153,7 @@ impl Checker<'_> {
             ("regex", rule.regex.is_some()),
             ("match", rule.match_.is_some()),
             ("reason", rule.reason.is_some()),
+            ("level", rule.level.is_some()),
             ("location", rule.location.is_some()),
             ("prefix", rule.prefix.is_some()),
             ("scheme", rule.scheme.is_some()),
@@ -366,6 +368,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
         "replace-header" | "replace-value" => &["name", "regex", "value"],
         "set-status" => &["status", "reason"],
         "set-var" => &["name", "value"],
+        "set-log-level" => &["level"],
         _ => return None,
     })
 }
@@ -374,7 +377,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
 fn applies_to(action: &str, side: Side) -> bool {
     match action {
         "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value"
-        | "deny" | "return" | "set-var" => true,
+        | "deny" | "return" | "set-var" | "set-log-level" => true,
         "set-status" => side == Side::Response,
         _ => side == Side::Request,
     }
@@ -385,11 +388,11 @@ fn known_actions(side: Side) -> &'static str {
         Side::Request => {
             "deny, return, redirect, set-header, add-header, del-header, replace-header, \
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
-             set-var"
+             set-var, set-log-level"
         }
         Side::Response => {
             "deny, return, set-header, add-header, del-header, replace-header, replace-value, \
-             set-status, set-var"
+             set-status, set-var, set-log-level"
         }
     }
 }

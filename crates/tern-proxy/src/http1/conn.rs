@@ -206,7 +206,7 @@ pub(crate) async fn serve<S: ClientStream>(
         first = false;
         let next = s.handle(hlen).await;
         if let Some(log) = s.log.as_deref_mut() {
-            log.emit(&s.w);
+            log.emit_at(&s.w, s.vars.get_mut().take_log_level());
         }
         match next {
             Next::KeepAlive if !w.is_stopping() => {}

@@ -76,6 +76,9 @@ pub(crate) trait Samples: Facts {
 
     /// Sets variable `name` (`set-var`).
     fn set_var(&self, name: &str, value: &[u8]);
+
+    /// Sets the access log level of the request (`set-log-level`; `None`: silent).
+    fn set_log_level(&self, severity: Option<u8>);
 }
 
 /// The `Facts` methods requests and responses answer alike: from the head's fields and
@@ -124,6 +127,12 @@ macro_rules! set_var {
         fn set_var(&self, name: &str, value: &[u8]) {
             if let Ok(mut vars) = self.vars.try_borrow_mut() {
                 vars.set(name, value);
+            }
+        }
+
+        fn set_log_level(&self, severity: Option<u8>) {
+            if let Ok(mut vars) = self.vars.try_borrow_mut() {
+                vars.set_log_level(severity);
             }
         }
     };

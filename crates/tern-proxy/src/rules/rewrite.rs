@@ -73,6 +73,7 @@ pub(crate) fn apply<F: Samples>(
             let with = evaluated(with, facts);
             return replace_line(*part, regex, &with, facts, edits);
         }
+        HttpAction::SetLogLevel { severity } => facts.set_log_level(*severity),
         HttpAction::SetVar { name, value } => {
             let value = evaluated(value, facts);
             facts.set_var(name, &value);

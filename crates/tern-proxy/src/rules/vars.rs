@@ -12,6 +12,9 @@
 pub(crate) struct Vars {
     /// (full name, value); `None` for a slot whose request ended.
     entries: Vec<(String, Option<Vec<u8>>)>,
+    /// The access log level a `set-log-level` rule chose for this request (`Some(None)`:
+    /// no line).
+    log_level: Option<Option<u8>>,
 }
 
 impl Vars {
@@ -36,6 +39,16 @@ impl Vars {
         let buf = slot.get_or_insert_with(Vec::new);
         buf.clear();
         buf.extend_from_slice(value);
+    }
+
+    /// `set-log-level`: the severity of this request's log line, `None` for none.
+    pub(crate) fn set_log_level(&mut self, severity: Option<u8>) {
+        self.log_level = Some(severity);
+    }
+
+    /// The level a rule chose for the request being logged, forgotten for the next one.
+    pub(crate) fn take_log_level(&mut self) -> Option<Option<u8>> {
+        self.log_level.take()
     }
 
     /// A request ends: every variable but the session's is unset (buffers kept).

@@ -158,6 +158,23 @@ fn set_var_takes_one_fetch_or_a_constant() {
     assert!(
         matches!(&config.frontends[0].http_request[2].action, HttpAction::SetVar { name, .. } if name == "txn.f")
     );
+    let c = convert(&frontend(
+        "  http-request set-log-level silent if { path /health }\n  http-response set-log-level err\n",
+    ));
+    let config = validate(&c);
+    assert_eq!(
+        config.frontends[0].http_request[0].action,
+        HttpAction::SetLogLevel { severity: None }
+    );
+    assert_eq!(
+        config.frontends[0].http_response[0].action,
+        HttpAction::SetLogLevel { severity: Some(3) }
+    );
+    let e = check_errors(&frontend("  http-request set-log-level loud\n"));
+    assert!(
+        e[0].starts_with("haproxy.cfg:8:") && e[0].contains("not a log level"),
+        "{e:?}"
+    );
     let e = errors(&frontend("  http-request set-var(txn.x) src,ipmask(24)\n"));
     assert_eq!(e, ["haproxy.cfg:8: frontend f: keyword 'set-var(txn.x) with a converter' is not supported yet"]);
     let e = check_errors(&frontend(

@@ -81,6 +81,29 @@ impl Checker<'_> {
         HttpAction::SetVar { name, value }
     }
 
+    /// `set-log-level LEVEL`: a syslog level name, or `silent`.
+    pub(super) fn set_log_level(&mut self, rule: &RawHttpRule, at: &KeyPath) -> HttpAction {
+        const LEVELS: [&str; 8] = [
+            "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+        ];
+        let level = rule.level.as_deref().unwrap_or_default();
+        let severity = match LEVELS.iter().position(|l| *l == level) {
+            Some(i) => u8::try_from(i).ok(),
+            None if level == "silent" => None,
+            None => {
+                self.issue(
+                    &at.key("level"),
+                    format!(
+                        "`{level}` is not a log level: one of {}, silent",
+                        LEVELS.join(", ")
+                    ),
+                );
+                Some(6)
+            }
+        };
+        HttpAction::SetLogLevel { severity }
+    }
+
     /// `set-status N [reason R]` on responses.
     pub(super) fn set_status(&mut self, rule: &RawHttpRule, at: &KeyPath) -> HttpAction {
         let status = match rule.status {
