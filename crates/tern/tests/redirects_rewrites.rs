@@ -74,6 +74,11 @@ http_request = [
   {{ action = "set-query", value = "h=1&m=%[method]", if = "{{ path_beg /api/ }}" }},
   {{ action = "replace-header", name = "X-Forward-Me", regex = "^(.*)-secret$", value = "\\1-public" }},
   {{ action = "del-header", name = "X-Debug-", match = "beg" }},
+  {{ action = "replace-value", name = "X-List", regex = "^b$", value = "B" }},
+  {{ action = "set-method", value = "PUT", if = "{{ path_beg /m/ }}" }},
+  {{ action = "set-path", value = "/set%[path]", if = "{{ path_beg /sp/ }}" }},
+  {{ action = "set-uri", value = "/uri?h=1", if = "{{ path_beg /u/ }}" }},
+  {{ action = "replace-uri", regex = "^/ru/(.*)$", value = "/r/\\1" }},
 ]
 
 [[backend]]
@@ -117,6 +122,11 @@ fn cfg(term: &Term) -> String {
          \x20 http-request set-query h=1&m=%[method] if {{ path_beg /api/ }}\n\
          \x20 http-request replace-header X-Forward-Me ^(.*)-secret$ \\1-public\n\
          \x20 http-request del-header X-Debug- -m beg\n\
+         \x20 http-request replace-value X-List ^b$ B\n\
+         \x20 http-request set-method PUT if {{ path_beg /m/ }}\n\
+         \x20 http-request set-path /set%[path] if {{ path_beg /sp/ }}\n\
+         \x20 http-request set-uri /uri?h=1 if {{ path_beg /u/ }}\n\
+         \x20 http-request replace-uri ^/ru/(.*)$ /r/\\1\n\
          \x20 use_backend st if {{ path_beg /st/ }}\n  use_backend dn if {{ path_beg /dn/ }}\n  use_backend rt if {{ path_beg /rt/ }}\n  default_backend app\n\
          backend app\n  server t {addr}\n\
          backend st\n  http-response set-status 410 reason \"Gone Away\"\n\
@@ -239,6 +249,19 @@ fn rewrites_change_what_the_server_gets_and_what_the_client_gets() {
             let first = body.lines().next().unwrap_or_default();
             assert_eq!(first, "GET /v2/things?h=1&m=GET HTTP/1.1", "{body}");
             assert!(body.contains("x-forward-me: abc-public\n"), "{body}");
+            // The other request-line and value rewrites.
+            let list = ["-H", "X-List: a, b"];
+            let with_list: Vec<&str> = args.iter().copied().chain(list).collect();
+            for (path, line) in [
+                ("/m/x?h=1", "PUT /m/x?h=1 HTTP/1.1"),
+                ("/sp/x?h=1", "GET /set/sp/x?h=1 HTTP/1.1"),
+                ("/u/x", "GET /uri?h=1 HTTP/1.1"),
+                ("/ru/x?h=1", "GET /r/x?h=1 HTTP/1.1"),
+            ] {
+                let (_, got) = fetch(&with_list, &https(&tern, path));
+                assert_eq!(got.lines().next(), Some(line), "{got}");
+                assert!(got.contains("x-list: a, B\n"), "{got}");
+            }
             // A variable set on the request, read by a response rule.
             assert!(head.contains("\r\nx-orig-path: /api/things\r\n"), "{head}");
             assert!(!body.contains("x-debug"), "{body}");
