@@ -1,10 +1,12 @@
-//! Per-request rules: the backend choice (`use_backend`) and header rules (`http_request`,
-//! `http_response`), evaluated on the facts of [`crate::rules::facts`].
+//! Per-request rules: the backend choice (`use_backend`) and the `http_request` /
+//! `http_response` rules (answers: `deny`, `return`, `redirect`; edits of fields, request line
+//! and status; variables and the log level), evaluated on the facts of
+//! [`crate::rules::facts`].
 //!
 //! The order is HAProxy's: the frontend's `http_request` rules, then the backend choice, then
 //! the chosen backend's `http_request` rules; on the way back the backend's `http_response`
-//! rules, then the frontend's. Header rules only fill a [`HeaderEdits`], applied when the head
-//! is rewritten, so a condition sees the message as it arrived (HAProxy's conditions see the
+//! rules, then the frontend's. Edits only fill a [`HeaderEdits`], applied when the head is
+//! rewritten, so a condition sees the message as it arrived (HAProxy's conditions see the
 //! edits of earlier rules; configurations that test a header an earlier rule set differ).
 //!
 //! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
