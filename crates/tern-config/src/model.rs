@@ -17,8 +17,10 @@ mod client_auth;
 mod condition;
 mod connection;
 mod control;
+mod error_pages;
 mod http_rules;
 mod mode;
+mod rewrite;
 mod tcp_request;
 mod tls;
 mod tls_names;
@@ -30,7 +32,11 @@ pub use condition::{
 };
 pub use connection::ConnectionMode;
 pub use control::{ControlSettings, ControlToken};
-pub use http_rules::{HttpAction, HttpRule, Piece, ValueFormat, DENY_STATUSES};
+pub use error_pages::{ErrorPage, ErrorPages, MAX_ERROR_PAGE};
+pub use http_rules::{
+    HttpAction, HttpRule, LinePart, NamePattern, Piece, Redirect, RedirectTo, ValueFormat,
+    DENY_STATUSES, REDIRECT_CODES,
+};
 pub use mode::ProxyMode;
 pub use tcp_request::{TcpRequest, TcpRule};
 pub use tls::*;
@@ -108,6 +114,8 @@ pub struct Frontend {
     pub http_request: Vec<HttpRule>,
     /// Rules on responses from servers, run after the backend's (`http_response`).
     pub http_response: Vec<HttpRule>,
+    /// Pages that replace tern's own answers (`error_pages`, HAProxy's `errorfile`).
+    pub error_pages: ErrorPages,
     /// What a TCP frontend reads of a plain connection before routing it (`tcp_request`):
     /// the ClientHello of a TLS passthrough, and the rules that accept or reject it.
     pub tcp_request: TcpRequest,
@@ -271,6 +279,9 @@ pub struct Backend {
     pub http_request: Vec<HttpRule>,
     /// Rules on responses of its servers, run before the frontend's (`http_response`).
     pub http_response: Vec<HttpRule>,
+    /// Pages that replace tern's 500, 502, 503 and 504 answers to requests routed here
+    /// (`error_pages`).
+    pub error_pages: ErrorPages,
     /// `KeepAlive` or `ServerClose`: whether server connections close after each response
     /// (`connection_mode`, HAProxy's `option http-server-close`).
     pub connection_mode: ConnectionMode,

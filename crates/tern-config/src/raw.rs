@@ -32,7 +32,7 @@ pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
-pub(crate) use http_rules::RawHttpRule;
+pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
 pub(crate) use tcp_request::{RawTcpRequest, RawTcpRule};
 
 /// The whole file.
@@ -87,6 +87,7 @@ pub(crate) struct RawFrontend {
     pub use_backend: Option<Vec<RawRoute>>,
     pub http_request: Option<Vec<RawHttpRule>>,
     pub http_response: Option<Vec<RawHttpRule>>,
+    pub error_pages: Option<RawErrorPages>,
     pub tcp_request: Option<RawTcpRequest>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,

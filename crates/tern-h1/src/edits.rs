@@ -12,6 +12,10 @@
 //! are can be dropped (any field but framing and hop-by-hop ones, which tern manages itself;
 //! the configuration refuses rules on those names).
 
+mod line;
+
+pub use line::LineEdits;
+
 use crate::fields::{Field, FieldKind};
 
 /// Names to drop and field lines to add, for one message.
@@ -21,6 +25,8 @@ pub struct HeaderEdits {
     deleted: Vec<u8>,
     /// Field lines, `name: value\r\n` each.
     added: Vec<u8>,
+    /// The start line's changes.
+    line: LineEdits,
 }
 
 impl HeaderEdits {
@@ -33,11 +39,22 @@ impl HeaderEdits {
     pub fn clear(&mut self) {
         self.deleted.clear();
         self.added.clear();
+        self.line.clear();
     }
 
     /// Whether there is nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.deleted.is_empty() && self.added.is_empty()
+        self.deleted.is_empty() && self.added.is_empty() && self.line.is_empty()
+    }
+
+    /// The start line's changes.
+    pub fn line(&self) -> &LineEdits {
+        &self.line
+    }
+
+    /// The start line's changes, to make some.
+    pub fn line_mut(&mut self) -> &mut LineEdits {
+        &mut self.line
     }
 
     /// Drops every field named `name` (case-insensitive) from the message, including lines added
@@ -60,6 +77,7 @@ impl HeaderEdits {
         self.added.extend_from_slice(b": ");
         FieldValue {
             out: &mut self.added,
+            line: true,
         }
     }
 
@@ -121,6 +139,16 @@ impl HeaderEdits {
 #[derive(Debug)]
 pub struct FieldValue<'a> {
     out: &'a mut Vec<u8>,
+    /// Whether dropping it ends a field line.
+    line: bool,
+}
+
+impl<'a> FieldValue<'a> {
+    /// A value written to the end of `out`, with the same filtering, that ends no line: for
+    /// values that go elsewhere than a field line (a request target, a regex replacement).
+    pub fn detached(out: &'a mut Vec<u8>) -> Self {
+        Self { out, line: false }
+    }
 }
 
 impl FieldValue<'_> {
@@ -140,7 +168,9 @@ impl FieldValue<'_> {
 
 impl Drop for FieldValue<'_> {
     fn drop(&mut self) {
-        self.out.extend_from_slice(b"\r\n");
+        if self.line {
+            self.out.extend_from_slice(b"\r\n");
+        }
     }
 }
 

@@ -55,7 +55,7 @@ pub use body::{
     MAX_RANGES,
 };
 pub use cookie::{find_cookie, prefix_server, CookieEdit, PREFIX_DELIMITER};
-pub use edits::{FieldValue, HeaderEdits};
+pub use edits::{FieldValue, HeaderEdits, LineEdits};
 pub use error::H1Error;
 pub use fields::{Field, FieldKind};
 pub use limits::Limits;

@@ -135,6 +135,45 @@ pub fn write_reply(
     }
 }
 
+/// Appends a configured error page in place of tern's own: `head` (its status line and
+/// fields, each ending in CRLF, without framing or `Connection`), then the length of `body`,
+/// `connection: close` when `close`, and `body` unless `head_only`.
+pub fn write_custom_page(
+    head: &[u8],
+    body: &[u8],
+    close: bool,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(head);
+    out.extend_from_slice(b"content-length: ");
+    push_u64(out, body.len() as u64);
+    out.extend_from_slice(b"\r\n");
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    if !head_only {
+        out.extend_from_slice(body);
+    }
+}
+
+/// Appends a redirect (`code`, its reason phrase, no body) with the field lines `lines`
+/// (`location: ...\r\n` and the others a redirect rule made); `close` as in [`write_page`].
+/// HAProxy's shape: an empty body announced by `content-length: 0`.
+pub fn write_redirect(code: u16, lines: &[u8], close: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    push_u64(out, u64::from(code));
+    out.push(b' ');
+    out.extend_from_slice(reason(code).as_bytes());
+    out.extend_from_slice(b"\r\ncontent-length: 0\r\n");
+    out.extend_from_slice(lines);
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
 /// The reason phrase of a status (RFC 9110 §15); empty for codes without one, which HTTP/1.1
 /// allows (RFC 9112 §4).
 pub fn reason(status: u16) -> &'static str {

@@ -28,7 +28,7 @@
 use std::net::IpAddr;
 
 use crate::cookie::{self, CookieEdit};
-use crate::edits::HeaderEdits;
+use crate::edits::{HeaderEdits, LineEdits};
 use crate::fields::{Field, FieldKind};
 use crate::request::{Framing, RequestHead, RequestInfo, TargetForm};
 use crate::response::{ResponseBody, ResponseHead};
@@ -159,8 +159,8 @@ pub fn write_request_edited(
 ) {
     out.reserve(head.len() + 96);
     let upgrade = head.is_upgrade();
-    let authority = request_line(head, buf, out);
     let rules = edits.headers.filter(|h| !h.is_empty());
+    let authority = request_line(head, buf, rules.map(HeaderEdits::line), out);
     let host_replaced = rules.is_some_and(|h| h.deletes(b"host"));
     if head.host().is_none() && !host_replaced {
         // Only HTTP/1.0 requests come without Host. An HTTP/1.1 request must have one: the
@@ -249,10 +249,25 @@ fn request_cookie<'a>(edits: &Edits<'a>) -> Option<CookieEdit<'a>> {
 }
 
 /// The request line in origin-form and HTTP/1.1; returns an absolute-form target's authority.
-fn request_line<'a>(head: &RequestHead, buf: &'a [u8], out: &mut Vec<u8>) -> Option<&'a [u8]> {
-    out.extend_from_slice(head.method_bytes(buf));
+fn request_line<'a>(
+    head: &RequestHead,
+    buf: &'a [u8],
+    line: Option<&LineEdits>,
+    out: &mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    let method = line.and_then(LineEdits::method);
+    out.extend_from_slice(method.unwrap_or_else(|| head.method_bytes(buf)));
     out.push(b' ');
+    let target = line.and_then(LineEdits::target);
     let authority = match head.form() {
+        TargetForm::Absolute { authority, .. } if target.is_some() => {
+            out.extend_from_slice(target.unwrap_or_default());
+            Some(authority.get(buf))
+        }
+        _ if target.is_some() => {
+            out.extend_from_slice(target.unwrap_or_default());
+            None
+        }
         TargetForm::Absolute { authority, path } => {
             let path = path.get(buf);
             if path.first() != Some(&b'/') {
@@ -351,14 +366,15 @@ pub fn write_response_edited(
     let switched = plan.body == ClientBody::Tunnel && head.status() == 101;
     let last = !head.is_informational() || switched;
     out.reserve(head.len() + 48);
+    let rules = edits.headers.filter(|h| !h.is_empty() && last);
+    let status = rules.and_then(|h| h.line().status());
     out.extend_from_slice(b"HTTP/1.1 ");
-    push_u64(out, u64::from(head.status()));
+    push_u64(out, u64::from(status.map_or(head.status(), |(s, _)| s)));
     out.push(b' ');
-    out.extend_from_slice(head.reason().get(buf));
+    out.extend_from_slice(status.map_or_else(|| head.reason().get(buf), |(_, r)| r));
     out.extend_from_slice(b"\r\n");
     let mut framing_done = false;
     let mut run = Run::default();
-    let rules = edits.headers.filter(|h| !h.is_empty() && last);
     let set_cookie = edits.cookie.filter(|_| last);
     for f in head.fields() {
         if rules.is_some_and(|h| h.drops(*f, buf)) {

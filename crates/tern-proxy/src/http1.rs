@@ -8,6 +8,8 @@
 
 // The proxy loop of one client connection: read a head, answer it or forward it, again.
 pub(crate) mod conn;
+// A configured error page, or tern's own.
+mod error_page;
 // Forwarding a request once it has a backend: server, connection, head, relay, outcome.
 pub(crate) mod forward;
 // One exchange in flight: the request body goes up while the response comes down.

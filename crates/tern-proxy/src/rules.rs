@@ -1,10 +1,12 @@
-//! Per-request rules: the backend choice (`use_backend`) and header rules (`http_request`,
-//! `http_response`), evaluated on the facts of [`crate::rules::facts`].
+//! Per-request rules: the backend choice (`use_backend`) and the `http_request` /
+//! `http_response` rules (answers: `deny`, `return`, `redirect`; edits of fields, request line
+//! and status; variables and the log level), evaluated on the facts of
+//! [`crate::rules::facts`].
 //!
 //! The order is HAProxy's: the frontend's `http_request` rules, then the backend choice, then
 //! the chosen backend's `http_request` rules; on the way back the backend's `http_response`
-//! rules, then the frontend's. Header rules only fill a [`HeaderEdits`], applied when the head
-//! is rewritten, so a condition sees the message as it arrived (HAProxy's conditions see the
+//! rules, then the frontend's. Edits only fill a [`HeaderEdits`], applied when the head is
+//! rewritten, so a condition sees the message as it arrived (HAProxy's conditions see the
 //! edits of earlier rules; configurations that test a header an earlier rule set differ).
 //!
 //! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
@@ -12,6 +14,12 @@
 
 // What rules read of a request, a response and their connection.
 pub(crate) mod facts;
+// The answer of a redirect rule.
+mod redirect;
+// The actions that change the message (headers, request line, status).
+mod rewrite;
+// Variables (`set-var`, `var()`).
+pub(crate) mod vars;
 
 use tern_config::{Config, Fetch, Frontend, HttpAction, HttpRule, Piece, Route};
 use tern_h1::HeaderEdits;
@@ -99,6 +107,8 @@ pub(crate) enum Verdict<'r> {
     Deny(u16),
     /// Answer with this `return` action.
     Return(&'r HttpAction),
+    /// Answer with a redirect of this code; the edits hold its field lines.
+    Redirect(u16),
 }
 
 /// Routes a request in HAProxy's order: the frontend's `http_request` rules, then (if they let
@@ -136,47 +146,60 @@ pub(crate) fn on_request<'r, F: Samples>(
         match &rule.action {
             HttpAction::Deny { status } => return Verdict::Deny(*status),
             action @ HttpAction::Return { .. } => return Verdict::Return(action),
-            action => edit(action, facts, edits),
+            HttpAction::Redirect(r) => {
+                redirect::answer(r, facts, edits);
+                return Verdict::Redirect(r.code);
+            }
+            action => {
+                if rewrite::apply(action, facts, edits).is_err() {
+                    tracing::debug!("a request rewrite gave an invalid request line: 500");
+                    return Verdict::Deny(500);
+                }
+            }
         }
     }
     Verdict::Pass
 }
 
-/// Runs header `rules` on a response (validation admits only header edits there).
-pub(crate) fn on_response<F: Samples>(rules: &[HttpRule], facts: &F, edits: &mut HeaderEdits) {
-    for rule in rules {
-        if rule.condition.matches(facts) {
-            edit(&rule.action, facts, edits);
-        }
-    }
+/// Why response rules refused the server's response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A `deny` of this status.
+    Deny(u16),
+    /// The `return` rule at this index of the list.
+    Return(usize),
 }
 
-/// Applies one header action.
-fn edit<F: Samples>(action: &HttpAction, facts: &F, edits: &mut HeaderEdits) {
-    let (mut value, format) = match action {
-        HttpAction::SetHeader { name, value } => (edits.set(name.as_bytes()), value),
-        HttpAction::AddHeader { name, value } => (edits.add(name.as_bytes()), value),
-        HttpAction::DelHeader { name } => return edits.delete(name.as_bytes()),
-        HttpAction::Deny { .. } | HttpAction::Return { .. } => return,
-    };
-    for piece in &format.pieces {
-        match piece {
-            Piece::Text(text) => value.push(text.as_bytes()),
-            Piece::Fetch(fetch) => facts.sample(fetch, &mut value),
+/// Runs `rules` on a response: edits go to `edits`; a `deny` or `return` ends the run
+/// (validation admits only edits and those there).
+pub(crate) fn on_response<F: Samples>(
+    rules: &[HttpRule],
+    facts: &F,
+    edits: &mut HeaderEdits,
+) -> Result<(), Refusal> {
+    for (i, rule) in rules.iter().enumerate() {
+        if rule.condition.matches(facts) {
+            match rule.action {
+                HttpAction::Deny { status } => return Err(Refusal::Deny(status)),
+                HttpAction::Return { .. } => return Err(Refusal::Return(i)),
+                _ => {}
+            }
+            // Response edits cannot fail: they change fields and the status only.
+            let _ = rewrite::apply(&rule.action, facts, edits);
         }
     }
+    Ok(())
 }
 
 /// Whether any rule of `cfg` reads `dst_port` (connections then look their local port up).
 pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
     let in_rule = |rule: &HttpRule| {
-        let in_value = match &rule.action {
-            HttpAction::SetHeader { value, .. } | HttpAction::AddHeader { value, .. } => value
+        let in_value = rule.action.values().any(|value| {
+            value
                 .pieces
                 .iter()
-                .any(|p| matches!(p, Piece::Fetch(Fetch::DstPort))),
-            _ => false,
-        };
+                .any(|p| matches!(p, Piece::Fetch(Fetch::DstPort)))
+        });
         in_value || rule.condition.fetches().any(|f| *f == Fetch::DstPort)
     };
     let frontends = cfg.frontends.iter().any(|fe| {
@@ -194,3 +217,5 @@ pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rewrite;

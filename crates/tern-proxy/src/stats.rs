@@ -71,10 +71,12 @@ counters! {
         h2_errors,
         /// Requests answered by `monitor_uri`.
         monitor,
-        /// Requests refused by an `http_request` `deny` rule, and TCP connections refused by a
-        /// `tcp_request` `reject` rule.
+        /// Requests refused by an `http_request` `deny` rule (or answered 500 for a rewrite that
+        /// cannot be sent), responses refused by an `http_response` `deny` rule, and TCP
+        /// connections refused by a `tcp_request` `reject` rule.
         denied,
-        /// Requests answered by an `http_request` `return` rule.
+        /// Requests answered by an `http_request` `return` or `redirect` rule, and responses
+        /// replaced by an `http_response` `return` rule.
         intercepted,
         /// Requests no `use_backend` rule took, on a frontend without `default_backend`
         /// (answered 503).

@@ -329,3 +329,36 @@ async fn response_header_rules_edit_server_responses_but_not_tern_pages() {
     assert_eq!(unrouted.status, 503);
     assert_eq!(unrouted.header("strict-transport-security"), None);
 }
+
+#[tokio::test]
+async fn set_log_level_changes_the_severity_or_silences_the_line() {
+    let (api, site) = (Term::start("api"), Term::start("site"));
+    let fe = "default_backend = \"site\"\n\
+              http_request = [\n\
+                { action = \"set-log-level\", level = \"silent\", if = \"{ path /quiet }\" },\n\
+                { action = \"set-log-level\", level = \"err\", if = \"{ path /loud }\" },\n\
+              ]";
+    let syslog = Syslog::bind();
+    let toml = config("\"127.0.0.1:0\"", fe, &api, "", &site) + &syslog.table();
+    let tern = Tern::run(&toml);
+    let mut conn = connect(tern.addr(), false).await;
+    for path in ["/quiet", "/loud", "/plain"] {
+        assert_eq!(send(&mut conn, get_req(path)).await.status, 200);
+    }
+    let mut buf = [0u8; 8192];
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let n = syslog.0.recv(&mut buf).expect("no access log line in time");
+        lines.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    // The silenced request has no line; `err` is severity 3, the default 6 (facility local0).
+    assert!(
+        lines[0].starts_with("<131>") && lines[0].contains("\"/loud\""),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("<134>") && lines[1].contains("\"/plain\""),
+        "{lines:?}"
+    );
+    tern.stop_clean();
+}

@@ -257,16 +257,15 @@ fn routes(c: &ProxyCfg, t: &mut Table) {
 
 /// `http_request` and `http_response` of a frontend or backend, each list at its first line.
 pub(crate) fn header_rules(c: &ProxyCfg, t: &mut Table) {
-    t.items(
-        "http_request",
-        c.http_request.clone(),
-        c.http_request.first().map_or(0, |r| r.line),
-    );
+    let requests: Vec<_> = c.http_request.iter().chain(&c.redirects).cloned().collect();
+    let first = requests.iter().map(|r| r.line).min().unwrap_or(0);
+    t.items("http_request", requests, first);
     t.items(
         "http_response",
         c.http_response.clone(),
         c.http_response.first().map_or(0, |r| r.line),
     );
+    super::error_pages::emit(c, t);
 }
 
 /// `x_forwarded_for`: HAProxy adds the header when the frontend or the backend that serves the

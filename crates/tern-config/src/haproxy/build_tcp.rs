@@ -60,6 +60,7 @@ pub(crate) fn frontend(p: &Proxy, t: &mut Table, diag: &mut Diag) {
         ),
         ("http-request", c.http_request.first().map(|s| s.line)),
         ("http-response", c.http_response.first().map(|s| s.line)),
+        ("redirect", c.redirects.first().map(|s| s.line)),
     ];
     warn_ignored(p, &ignored, diag);
 }
@@ -86,6 +87,7 @@ pub(crate) fn backend(p: &Proxy, diag: &mut Diag) {
         ),
         ("http-request", c.http_request.first().map(|s| s.line)),
         ("http-response", c.http_response.first().map(|s| s.line)),
+        ("redirect", c.redirects.first().map(|s| s.line)),
     ]);
     warn_ignored(p, &ignored, diag);
 }

@@ -12,6 +12,8 @@ use super::units::{parse_time, parse_uint, Unit};
 pub(crate) struct GlobalCfg {
     /// Line of the first `global` section.
     pub line: usize,
+    /// The `http-errors` sections: name → (status, file) of each `errorfile`, with its line.
+    pub http_errors: std::collections::HashMap<String, Vec<Src<(u16, String)>>>,
     pub nbthread: Option<Src<u64>>,
     pub nbproc: Option<Src<u64>>,
     pub cpu_maps: Vec<Src<CpuMap>>,

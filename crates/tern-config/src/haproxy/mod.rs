@@ -34,11 +34,13 @@ mod cpu_map;
 mod crt;
 mod diag;
 mod emit;
+mod error_pages;
 mod global;
 mod lexer;
 mod options;
 mod persist;
 mod proxy;
+mod rewrite;
 mod rules;
 mod sections;
 mod server;
@@ -158,7 +160,10 @@ pub(crate) fn convert_with_env(
     let sections = sections::split(text, env, &mut diag);
     let parents = sections::defaults_of(&sections, &mut diag);
     let base_dir = file.parent().unwrap_or_else(|| Path::new(""));
-    let mut global = GlobalCfg::default();
+    let mut global = GlobalCfg {
+        http_errors: error_pages::http_errors_sections(text, env, &mut diag),
+        ..GlobalCfg::default()
+    };
     for section in sections.iter().filter(|s| s.kind == Kind::Global) {
         if global.line == 0 {
             global.line = section.line;

@@ -109,7 +109,6 @@ impl Cx<'_> {
 const UNSUPPORTED: &[&str] = &[
     "backlog",
     "compression",
-    "redirect",
     "tcp-response",
     "tcp-check",
     "filter",
@@ -128,8 +127,6 @@ const UNSUPPORTED: &[&str] = &[
     "errorloc",
     "errorloc302",
     "errorloc303",
-    "errorfiles",
-    "http-error",
     "external-check",
     "server-template",
     "server-state-file-name",
@@ -197,7 +194,9 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                     .map(|v| Src::new(v.to_owned(), line.no));
             }
         }
-        "use_backend" | "acl" | "http-request" | "http-response" => rules::rule(line, p, cx),
+        "use_backend" | "acl" | "http-request" | "http-response" | "redirect" => {
+            rules::rule(line, p, cx)
+        }
         "tcp-request" => super::tcp_request::tcp_request(line, p, cx),
         "balance" | "hash-type" | "hash-balance-factor" => {
             if cx.side(line, false) {
@@ -237,11 +236,7 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             keyword,
             "HAProxy's logging is not converted; tern's access log is configured in [access_log]",
         ),
-        "errorfile" => cx.approx(
-            line.no,
-            keyword,
-            "tern answers errors with its own short responses",
-        ),
+        "errorfile" | "errorfiles" | "http-error" => super::error_pages::error_page(line, p, cx),
         "description" | "id" => cx.no_effect(
             line.no,
             keyword,

@@ -6,6 +6,7 @@
 //! rule becomes one inline table on its own line.
 
 use super::proxy::Cx;
+use super::rewrite;
 use super::sections::Line;
 use super::settings::{ProxyCfg, Src};
 use super::toml_text::{condition, string, Inline};
@@ -24,6 +25,14 @@ pub(crate) fn rule(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "http-request" => {
             if let Some(rule) = http_request(line, cx) {
                 p.http_request.push(Src::new(rule, line.no));
+            }
+        }
+        // HAProxy runs `redirect` rules after every `http-request` rule, wherever written.
+        "redirect" => {
+            if let Some((mut t, rest)) = rewrite::redirect(line, 1, true, cx) {
+                if let Some(rule) = finish(line, &mut t, rest, cx) {
+                    p.redirects.push(Src::new(rule, line.no));
+                }
             }
         }
         _ => {
@@ -97,8 +106,12 @@ fn use_backend(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
 fn header_action<'w>(
     line: &'w Line,
     action: &str,
+    response: bool,
     cx: &mut Cx<'_>,
 ) -> Option<Option<(Inline, &'w [String])>> {
+    if let Some(found) = rewrite::action(line, action, response, cx) {
+        return Some(found);
+    }
     let words = &line.words;
     let mut t = Inline::new();
     t.set("action", string(action));
@@ -119,11 +132,10 @@ fn header_action<'w>(
                 cx.error(line.no, "'del-header' needs a header name");
                 return Some(None);
             };
-            if words.get(3).is_some_and(|w| w == "-m") {
-                cx.unsupported(line.no, "del-header ... -m");
-                return Some(None);
-            }
             t.set("name", string(name));
+            if words.get(3).is_some_and(|w| w == "-m") {
+                return Some(rewrite::del_header_matching(line, &mut t, cx).map(|rest| (t, rest)));
+            }
             Some(Some((t, &words[3..])))
         }
         _ => None,
@@ -132,23 +144,14 @@ fn header_action<'w>(
 
 fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let action = cx.arg(line, 1, "an action")?;
-    if let Some(found) = header_action(line, action, cx) {
+    if let Some(found) = header_action(line, action, false, cx) {
         let (mut t, rest) = found?;
         return finish(line, &mut t, rest, cx);
     }
     let mut t = Inline::new();
     t.set("action", string(action));
     let rest = match action {
-        "deny" => {
-            let words = &line.words[2..];
-            match words {
-                [status, code, rest @ ..] if status == "deny_status" || status == "status" => {
-                    t.set("status", number(code, line, cx)?);
-                    rest
-                }
-                _ => words,
-            }
-        }
+        "deny" => deny_args(line, &mut t, cx)?,
         "return" => return_args(line, &mut t, cx)?,
         _ => {
             cx.unsupported(line.no, &format!("http-request {action}"));
@@ -158,7 +161,8 @@ fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     finish(line, &mut t, rest, cx)
 }
 
-/// `return [status N] [content-type T] [string S | lf-string S]`; the words left after them.
+/// `return [status N] [content-type T] [string S | lf-string S | file F]`; the words left
+/// after them.
 fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
     let words = &line.words;
     let mut i = 2;
@@ -180,6 +184,9 @@ fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'
             "string" => {
                 t.set("body", string(value));
             }
+            "file" => {
+                t.set("file", string(value));
+            }
             "lf-string" if !value.contains('%') => {
                 t.set("body", string(value));
             }
@@ -193,9 +200,31 @@ fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'
     Some(&words[i..])
 }
 
+/// `deny [deny_status N]`: the status, and the words left.
+fn deny_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
+    let words = &line.words[2..];
+    Some(match words {
+        [status, code, rest @ ..] if status == "deny_status" || status == "status" => {
+            t.set("status", number(code, line, cx)?);
+            rest
+        }
+        _ => words,
+    })
+}
+
 fn http_response(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let action = cx.arg(line, 1, "an action")?;
-    match header_action(line, action, cx) {
+    if action == "deny" || action == "return" {
+        let mut t = Inline::new();
+        t.set("action", string(action));
+        let rest = if action == "deny" {
+            deny_args(line, &mut t, cx)?
+        } else {
+            return_args(line, &mut t, cx)?
+        };
+        return finish(line, &mut t, rest, cx);
+    }
+    match header_action(line, action, true, cx) {
         Some(found) => {
             let (mut t, rest) = found?;
             finish(line, &mut t, rest, cx)

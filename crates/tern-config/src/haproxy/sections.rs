@@ -63,7 +63,6 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "userlist",
     "mailers",
     "program",
-    "http-errors",
     "ring",
     "cache",
     "fcgi-app",
@@ -74,9 +73,14 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "dynamic-update",
 ];
 
+/// Sections read by a pass of their own (`error_pages.rs`), skipped here.
+const READ_ELSEWHERE: &[&str] = &["http-errors"];
+
 /// Whether `word` starts a HAProxy section (used to recognise a HAProxy file by its content).
 pub(crate) fn is_section_keyword(word: &str) -> bool {
-    Kind::from_keyword(word).is_some() || UNSUPPORTED_SECTIONS.contains(&word)
+    Kind::from_keyword(word).is_some()
+        || UNSUPPORTED_SECTIONS.contains(&word)
+        || READ_ELSEWHERE.contains(&word)
 }
 
 /// One non-empty line: its 1-based number and its words.
@@ -148,6 +152,8 @@ pub(crate) fn split(
             if let Some(section) = header(kind, &words, no, diag) {
                 sections.push(section);
             }
+        } else if READ_ELSEWHERE.contains(&first) {
+            skipping = true;
         } else if UNSUPPORTED_SECTIONS.contains(&first) {
             skipping = true;
             diag.error(no, "", format!("section '{first}' is not supported yet"));

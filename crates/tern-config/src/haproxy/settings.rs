@@ -171,6 +171,10 @@ pub(crate) struct ProxyCfg {
     /// TOML inline tables of `http_request` / `http_response`.
     pub http_request: Vec<Src<String>>,
     pub http_response: Vec<Src<String>>,
+    /// TOML inline tables of `redirect` lines, run after `http_request` (as in HAProxy).
+    pub redirects: Vec<Src<String>>,
+    /// `errorfile` / `http-error`: (status, TOML inline table of the page), in file order.
+    pub error_pages: Vec<Src<(u16, String)>>,
     /// `tcp-request inspect-delay`, in milliseconds.
     pub inspect_delay: Option<Src<u64>>,
     /// TOML inline tables of `tcp-request content accept|reject`.

@@ -3,9 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod connection;
+mod error_pages;
 mod errors;
 mod keywords;
 mod proxies;
+mod rewrite;
 mod tcp;
 
 use std::path::{Path, PathBuf};

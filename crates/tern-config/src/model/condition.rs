@@ -44,6 +44,11 @@ pub trait Facts {
     fn hello_type(&self) -> Option<u8> {
         None
     }
+    /// Calls `each` with the value of variable `name` if it is set; returns what `each`
+    /// returned (false when unset). Only the HTTP data path keeps variables.
+    fn var(&self, _name: &str, _each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+        false
+    }
 }
 
 /// A resolved `if`/`unless` condition: true or false per request.
@@ -99,6 +104,9 @@ pub enum Fetch {
     HelloType,
     /// `always_true` / `always_false`.
     Constant(bool),
+    /// `var(SCOPE.NAME)`: a variable a `set-var` rule set (full name, scope included); absent
+    /// until one did.
+    Var(String),
 }
 
 impl Condition {
@@ -169,6 +177,7 @@ impl AclTest {
             Fetch::HelloType => facts.hello_type().is_some_and(|t| m.int(u64::from(t))),
             Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
             Fetch::Constant(value) => m.boolean(*value),
+            Fetch::Var(name) => facts.var(name, &mut |v| m.text(v)),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! load time into literal pieces and sample fetches ([`ValueFormat`]), so the data path only
 //! copies bytes.
 
-use super::condition::{Condition, Fetch};
+use super::condition::{Condition, Fetch, Regex};
+pub use super::rewrite::{LinePart, NamePattern, Redirect, RedirectTo, REDIRECT_CODES};
 
 /// The statuses a `deny` rule may answer with: those HAProxy has an error page for (tern's
 /// pages are HAProxy's).
@@ -27,11 +28,12 @@ pub enum HttpAction {
     /// Answer with tern's error page of `status` (HAProxy's `deny [deny_status N]`); requests
     /// only.
     Deny { status: u16 },
-    /// Answer with `status`, `content_type` and `body` (HAProxy's `return`); requests only.
+    /// Answer with `status`, `content_type` and `body` (HAProxy's `return`, the body given
+    /// or read from a file at load time); requests only.
     Return {
         status: u16,
         content_type: Option<String>,
-        body: String,
+        body: Vec<u8>,
     },
     /// Remove every field `name`, then add `name: value` (`set-header`).
     SetHeader { name: String, value: ValueFormat },
@@ -39,6 +41,37 @@ pub enum HttpAction {
     AddHeader { name: String, value: ValueFormat },
     /// Remove every field `name` (`del-header`).
     DelHeader { name: String },
+    /// Remove every field whose name matches (`del-header NAME -m beg|end|sub|reg`).
+    DelHeaders { pattern: NamePattern },
+    /// Answer with a redirection (`redirect`, `http-request redirect`); requests only.
+    Redirect(Box<Redirect>),
+    /// Replace a part of the request line with `value` (`set-method`, `set-path`,
+    /// `set-query`, `set-uri`); requests only.
+    SetLine { part: LinePart, value: ValueFormat },
+    /// When `regex` matches the part (`replace-path`: the path, `replace-uri`: the target),
+    /// the part becomes `with`, whose `\N` are the regex's groups; requests only.
+    ReplaceLine {
+        part: LinePart,
+        regex: Regex,
+        with: ValueFormat,
+    },
+    /// Each field `name` (or, with `each_value`, each comma-separated value of it) that
+    /// `regex` matches becomes `with`, whose `\N` are the regex's groups (`replace-header`,
+    /// `replace-value`).
+    ReplaceHeader {
+        name: String,
+        regex: Regex,
+        with: ValueFormat,
+        each_value: bool,
+    },
+    /// Answer the client with this status (and reason) instead of the server's
+    /// (`http-response set-status`); responses only.
+    SetStatus { status: u16, reason: Option<String> },
+    /// Set variable `name` (`txn.x`, `sess.x`, ...) to `value` (`set-var`, `set-var-fmt`).
+    SetVar { name: String, value: ValueFormat },
+    /// The syslog severity of this request's access log line (0 `emerg` to 7 `debug`), or
+    /// `None` for no line at all (`silent`) (`set-log-level`).
+    SetLogLevel { severity: Option<u8> },
 }
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string
@@ -57,6 +90,28 @@ pub enum Piece {
     /// the last comma-separated value of the last such field, as HAProxy's `hdr()` gives in a
     /// log-format string; in `http_response` rules it reads the response's fields.
     Fetch(Fetch),
+}
+
+impl HttpAction {
+    /// Every value the action formats (to know which samples rules read).
+    pub fn values(&self) -> impl Iterator<Item = &ValueFormat> {
+        let (one, two) = match self {
+            HttpAction::SetHeader { value, .. }
+            | HttpAction::AddHeader { value, .. }
+            | HttpAction::SetLine { value, .. }
+            | HttpAction::SetVar { value, .. } => (Some(value), None),
+            HttpAction::ReplaceLine { with, .. } | HttpAction::ReplaceHeader { with, .. } => {
+                (Some(with), None)
+            }
+            HttpAction::Redirect(r) => match &r.to {
+                RedirectTo::Location(v) | RedirectTo::Prefix(v) | RedirectTo::Scheme(v) => {
+                    (Some(v), None)
+                }
+            },
+            _ => (None, None),
+        };
+        one.into_iter().chain(two)
+    }
 }
 
 impl ValueFormat {

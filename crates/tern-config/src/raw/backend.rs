@@ -24,6 +24,7 @@ pub(crate) struct RawBackend {
     pub acl: Option<super::RawAcls>,
     pub http_request: Option<Vec<super::RawHttpRule>>,
     pub http_response: Option<Vec<super::RawHttpRule>>,
+    pub error_pages: Option<super::RawErrorPages>,
     pub balance: Option<String>,
     pub hash_type: Option<String>,
     pub hash_balance_factor: Option<i64>,

@@ -84,6 +84,7 @@ impl Checker<'_> {
                 Side::Response,
                 &path.key("http_response"),
             ),
+            error_pages: self.error_pages(raw.error_pages.as_ref(), &path.key("error_pages")),
             connection_mode: self.connection_mode(
                 raw.connection_mode.as_deref(),
                 &path.key("connection_mode"),

@@ -9,6 +9,7 @@
 mod expr;
 
 pub(crate) use expr::network;
+pub(crate) use expr::regex as compile_regex;
 mod words;
 
 #[cfg(test)]

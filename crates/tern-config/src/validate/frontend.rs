@@ -88,6 +88,7 @@ impl Checker<'_> {
                 Side::Response,
                 &path.key("http_response"),
             ),
+            error_pages: self.error_pages(raw.error_pages.as_ref(), &path.key("error_pages")),
             tcp_request: self.tcp_request(
                 raw.tcp_request.as_ref(),
                 &acls,
@@ -242,8 +243,9 @@ impl Checker<'_> {
         Some(uri.to_owned())
     }
 
-    /// `default_backend`: required unless `use_backend` has rules (then a request no rule
-    /// takes is answered 503, as in HAProxy).
+    /// `default_backend`: required unless `use_backend` or `http_request` has rules (then a
+    /// request no rule takes or answers is answered 503, as in HAProxy: a frontend that only
+    /// redirects to https needs no backend).
     fn default_backend(
         &mut self,
         raw: &RawFrontend,
@@ -252,11 +254,13 @@ impl Checker<'_> {
     ) -> Option<String> {
         let path = frontend.key("default_backend");
         let Some(name) = raw.default_backend.as_deref() else {
-            if raw.use_backend.as_ref().is_none_or(Vec::is_empty) {
+            let routes = raw.use_backend.as_ref().is_some_and(|r| !r.is_empty());
+            let rules = raw.http_request.as_ref().is_some_and(|r| !r.is_empty());
+            if !routes && !rules {
                 self.issue(
                     &path,
                     "missing key `default_backend`: name the backend that receives requests \
-                     (it may be left out only when `use_backend` has rules)",
+                     (it may be left out only when `use_backend` or `http_request` has rules)",
                 );
             }
             return None;

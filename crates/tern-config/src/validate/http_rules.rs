@@ -16,10 +16,14 @@
 //! response there, as in HAProxy); `path`, `url`, `method` and the like are refused, as
 //! HAProxy refuses them in `http-response` rules.
 
+mod redirect;
+mod rewrite;
 mod value;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rewrite;
 
 use super::condition::Acls;
 use super::{is_token_byte, Checker};
@@ -83,44 +87,44 @@ impl Checker<'_> {
         let Some(action) = rule.action.as_deref() else {
             self.issue(
                 at,
-                "missing key `action`: one of deny, return, set-header, add-header, del-header",
+                format!("missing key `action`: one of {}", known_actions(side)),
             );
             return None;
         };
-        let allowed: &[&str] = match action {
-            "deny" => &["status"],
-            "return" => &["status", "content_type", "body"],
-            "set-header" | "add-header" => &["name", "value"],
-            "del-header" => &["name"],
-            other => {
-                let known = match side {
-                    Side::Request => "deny, return, set-header, add-header, del-header",
-                    Side::Response => "set-header, add-header, del-header",
-                };
-                self.issue(
-                    &at.key("action"),
-                    format!("unknown action `{other}`: expected one of {known}"),
-                );
-                return None;
-            }
-        };
-        if side == Side::Response && matches!(action, "deny" | "return") {
+        let Some(allowed) = keys_of(action) else {
             self.issue(
                 &at.key("action"),
-                format!("`{action}` in http_response is not supported yet: use it in http_request"),
+                format!(
+                    "unknown action `{action}`: expected one of {}",
+                    known_actions(side)
+                ),
+            );
+            return None;
+        };
+        if !applies_to(action, side) {
+            let (here, there) = match side {
+                Side::Request => ("http_request", "http_response"),
+                Side::Response => ("http_response", "http_request"),
+            };
+            let why = if action == "return" {
+                "is not supported yet"
+            } else {
+                "is not supported"
+            };
+            self.issue(
+                &at.key("action"),
+                format!("`{action}` in {here} {why}: use it in {there}"),
             );
             return None;
         }
         self.keys_apply(rule, action, allowed, at);
         Some(match action {
             "deny" => HttpAction::Deny {
-                status: self.deny_status(rule.status, at),
+                status: self.deny_status(rule.status, side, at),
             },
             "return" => self.return_action(rule, at),
-            "del-header" => HttpAction::DelHeader {
-                name: self.header_name(rule.name.as_deref(), action, side, at),
-            },
-            _ => {
+            "del-header" => self.del_header(rule, side, at),
+            "set-header" | "add-header" => {
                 let name = self.header_name(rule.name.as_deref(), action, side, at);
                 let value = self.header_value(rule.value.as_deref(), side, at);
                 if action == "set-header" {
@@ -129,6 +133,11 @@ impl Checker<'_> {
                     HttpAction::AddHeader { name, value }
                 }
             }
+            "redirect" => self.redirect(rule, at),
+            "set-var" => self.set_var(rule, side, at),
+            "set-log-level" => self.set_log_level(rule, at),
+            "set-status" => self.set_status(rule, at),
+            _ => self.rewrite(rule, action, side, at),
         })
     }
 
@@ -138,8 +147,21 @@ impl Checker<'_> {
             ("status", rule.status.is_some()),
             ("content_type", rule.content_type.is_some()),
             ("body", rule.body.is_some()),
+            ("file", rule.file.is_some()),
             ("name", rule.name.is_some()),
             ("value", rule.value.is_some()),
+            ("regex", rule.regex.is_some()),
+            ("match", rule.match_.is_some()),
+            ("reason", rule.reason.is_some()),
+            ("level", rule.level.is_some()),
+            ("location", rule.location.is_some()),
+            ("prefix", rule.prefix.is_some()),
+            ("scheme", rule.scheme.is_some()),
+            ("code", rule.code.is_some()),
+            ("drop_query", rule.drop_query.is_some()),
+            ("append_slash", rule.append_slash.is_some()),
+            ("set_cookie", rule.set_cookie.is_some()),
+            ("clear_cookie", rule.clear_cookie.is_some()),
         ];
         for (key, _) in given.iter().filter(|(k, set)| *set && !allowed.contains(k)) {
             self.issue(
@@ -149,9 +171,13 @@ impl Checker<'_> {
         }
     }
 
-    fn deny_status(&mut self, raw: Option<i64>, at: &KeyPath) -> u16 {
+    /// HAProxy's defaults: 403 for a request, 502 for a response.
+    fn deny_status(&mut self, raw: Option<i64>, side: Side, at: &KeyPath) -> u16 {
         let Some(status) = raw else {
-            return 403;
+            return match side {
+                Side::Request => 403,
+                Side::Response => 502,
+            };
         };
         match u16::try_from(status) {
             Ok(s) if DENY_STATUSES.contains(&s) => s,
@@ -181,7 +207,9 @@ impl Checker<'_> {
                 200
             }
         };
-        let body = rule.body.clone().unwrap_or_default();
+        let body = self
+            .page_body(rule.body.as_deref(), rule.file.as_deref(), at)
+            .unwrap_or_default();
         let content_type = rule.content_type.clone();
         if let Some(t) = &content_type {
             if t.is_empty() || t.chars().any(|c| c.is_control()) {
@@ -212,7 +240,13 @@ impl Checker<'_> {
         }
     }
 
-    fn header_name(&mut self, raw: Option<&str>, action: &str, side: Side, at: &KeyPath) -> String {
+    pub(super) fn header_name(
+        &mut self,
+        raw: Option<&str>,
+        action: &str,
+        side: Side,
+        at: &KeyPath,
+    ) -> String {
         let Some(name) = raw else {
             self.issue(
                 at,
@@ -236,7 +270,10 @@ impl Checker<'_> {
                      change it"
                 ),
             );
-        } else if side == Side::Request && lower == "host" && action != "set-header" {
+        } else if side == Side::Request
+            && lower == "host"
+            && !matches!(action, "set-header" | "replace-header" | "replace-value")
+        {
             self.issue(
                 &at,
                 "`Host` may only be replaced (set-header): a request without Host or with two is \
@@ -246,12 +283,21 @@ impl Checker<'_> {
         name.to_owned()
     }
 
-    fn header_value(&mut self, raw: Option<&str>, side: Side, rule: &KeyPath) -> ValueFormat {
+    pub(super) fn header_value(
+        &mut self,
+        raw: Option<&str>,
+        side: Side,
+        rule: &KeyPath,
+    ) -> ValueFormat {
         let Some(text) = raw else {
             self.issue(rule, "missing key `value` (use \"\" for an empty value)");
             return ValueFormat::default();
         };
-        let at = &rule.key("value");
+        self.value_at(text, side, &rule.key("value"))
+    }
+
+    /// A header value (text and `%[fetch]`) given at `at`.
+    pub(super) fn value_at(&mut self, text: &str, side: Side, at: &KeyPath) -> ValueFormat {
         match value::parse(text) {
             Ok(format) => {
                 if side == Side::Response {
@@ -297,5 +343,82 @@ impl Checker<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The keys each action takes; `None` for an action tern does not know.
+fn keys_of(action: &str) -> Option<&'static [&'static str]> {
+    Some(match action {
+        "deny" => &["status"],
+        "return" => &["status", "content_type", "body", "file"],
+        "set-header" | "add-header" => &["name", "value"],
+        "del-header" => &["name", "match"],
+        "redirect" => &[
+            "location",
+            "prefix",
+            "scheme",
+            "code",
+            "drop_query",
+            "append_slash",
+            "set_cookie",
+            "clear_cookie",
+        ],
+        "set-method" | "set-path" | "set-query" | "set-uri" => &["value"],
+        "replace-path" | "replace-uri" => &["regex", "value"],
+        "replace-header" | "replace-value" => &["name", "regex", "value"],
+        "set-status" => &["status", "reason"],
+        "set-var" => &["name", "value"],
+        "set-log-level" => &["level"],
+        _ => return None,
+    })
+}
+
+/// Whether `action` may be used on `side`.
+fn applies_to(action: &str, side: Side) -> bool {
+    match action {
+        "set-header" | "add-header" | "del-header" | "replace-header" | "replace-value"
+        | "deny" | "return" | "set-var" | "set-log-level" => true,
+        "set-status" => side == Side::Response,
+        _ => side == Side::Request,
+    }
+}
+
+fn known_actions(side: Side) -> &'static str {
+    match side {
+        Side::Request => {
+            "deny, return, redirect, set-header, add-header, del-header, replace-header, \
+             replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
+             set-var, set-log-level"
+        }
+        Side::Response => {
+            "deny, return, set-header, add-header, del-header, replace-header, replace-value, \
+             set-status, set-var, set-log-level"
+        }
+    }
+}
+
+/// Whether `text` is a non-empty HTTP token (a field name).
+pub(super) fn is_token_text(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(is_token_byte)
+}
+
+/// A variable's name as HAProxy writes it, `SCOPE.NAME` with SCOPE one of `txn`, `req`, `res`
+/// (one request and its response) or `sess` (the client connection); `proc` (shared by the
+/// whole process) is not supported.
+pub(crate) fn var_name(text: &str) -> Result<String, String> {
+    let (scope, name) = text.split_once('.').unwrap_or(("", text));
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    match scope {
+        "txn" | "req" | "res" | "sess" if name_ok => Ok(text.to_owned()),
+        "proc" => Err(format!(
+            "`{text}`: proc variables (shared by every worker) are not supported yet"
+        )),
+        _ => Err(format!(
+            "`{text}` is not a variable name: SCOPE.NAME, SCOPE one of txn, req, res, sess, \
+             NAME letters, digits, `_` and `.`"
+        )),
     }
 }

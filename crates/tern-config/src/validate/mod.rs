@@ -18,6 +18,7 @@ mod client_auth;
 mod condition;
 mod connection;
 mod control;
+mod error_pages;
 mod frontend;
 mod health;
 mod http_rules;

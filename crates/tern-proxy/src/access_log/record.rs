@@ -152,6 +152,9 @@ pub(crate) struct Record {
     pub stream: u32,
     /// `None` for a plain connection.
     pub tls: Option<TlsFields>,
+    /// Syslog severity of the line: 6 (informational) unless a `set-log-level` rule chose
+    /// another.
+    pub severity: u8,
 }
 
 impl Record {
@@ -176,6 +179,10 @@ impl Record {
             version: 11,
             stream: 0,
             tls: None,
+            severity: SEVERITY_INFO,
         }
     }
 }
+
+/// The syslog severity of a line no rule chose one for: informational.
+pub(crate) const SEVERITY_INFO: u8 = 6;

@@ -256,6 +256,20 @@ impl Tracker {
         self.first_byte.is_some() || self.record.status >= 0
     }
 
+    /// Logs the request (at `level`: a rule's `set-log-level`, `Some(None)` for no line) and
+    /// gets ready for the next one on the connection.
+    pub(crate) fn emit_at(&mut self, w: &Worker, level: Option<Option<u8>>) {
+        match level {
+            Some(None) => self.reset(),
+            Some(Some(severity)) => {
+                self.record.severity = severity;
+                self.emit(w);
+                self.record.severity = super::record::SEVERITY_INFO;
+            }
+            None => self.emit(w),
+        }
+    }
+
     /// Logs the request and gets ready for the next one on the connection.
     pub(crate) fn emit(&mut self, w: &Worker) {
         let now = Instant::now();
@@ -322,6 +336,9 @@ fn fault_state(fault: &Fault, stage: Stage) -> [u8; 2] {
         (Fault::ServerClosed | Fault::ServerIo(_), _) => *b"SD",
         (Fault::BadResponse(_), Stage::Head) => *b"PH",
         (Fault::BadResponse(_), _) => *b"PD",
+        // HAProxy's state for a response a rule denied.
+        (Fault::ResponseDenied(_), _) => *b"PH",
+        (Fault::ResponseReturned { .. }, _) => *b"LH",
     }
 }
 

@@ -36,8 +36,6 @@ use super::LogCounters;
 const MAX_BATCH: usize = 256;
 /// The pause between batches while lines keep coming (see the module docs).
 const POLL: Duration = Duration::from_millis(1);
-/// Syslog severity of every line: informational.
-const SEVERITY_INFO: u8 = 6;
 
 /// What the queue carries. A line is held inline in its queue slot, so that handing one over
 /// allocates nothing (the queue's slots are allocated once, at start).
@@ -142,8 +140,8 @@ fn unix_socket(path: &Path) -> io::Result<UnixDatagram> {
 #[derive(Debug)]
 struct Syslog {
     framing: SyslogFraming,
-    /// `<PRI>`, as text.
-    pri: String,
+    /// The facility, times 8 (`<PRI>` is this plus the line's severity).
+    facility: u16,
     tag: String,
     pid: u32,
     /// RFC 5424 HOSTNAME (`-` when unknown).
@@ -159,19 +157,16 @@ impl Syslog {
             .unwrap_or_else(|| "-".to_owned());
         Self {
             framing: settings.framing,
-            pri: format!(
-                "<{}>",
-                u16::from(settings.facility) * 8 + u16::from(SEVERITY_INFO)
-            ),
+            facility: u16::from(settings.facility) * 8,
             tag: settings.tag.clone(),
             pid: std::process::id(),
             host,
         }
     }
 
-    /// Appends the header of a message sent at `now`.
-    fn header(&self, now: SystemTime, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.pri.as_bytes());
+    /// Appends the header of a message of `severity` sent at `now`.
+    fn header(&self, now: SystemTime, severity: u8, out: &mut Vec<u8>) {
+        let _ = write!(out, "<{}>", self.facility + u16::from(severity.min(7)));
         let civil = Civil::of(now);
         match self.framing {
             SyslogFraming::Rfc3164 => {
@@ -280,7 +275,7 @@ impl Writer {
     /// Formats one line: into the batch, or sent at once as a datagram.
     fn line(&mut self, record: &Record) {
         if let Some(syslog) = &self.syslog {
-            syslog.header(SystemTime::now(), &mut self.buf);
+            syslog.header(SystemTime::now(), record.severity, &mut self.buf);
         }
         match self.format {
             LogFormat::Text => format::text(record, &mut self.buf),

@@ -23,6 +23,7 @@
 //! and dropped for a moment, so the client's unread bytes do not make the kernel reset the
 //! connection before it has read the answer.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -32,7 +33,10 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tern_config::{Backend, ConnectionMode, Frontend, FrontendTimeouts};
-use tern_h1::local::{write_page, Page};
+use tern_h1::local::Page;
+
+use crate::http1::error_page;
+use crate::rules::vars::Vars;
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
@@ -110,6 +114,8 @@ pub(super) struct H1Conn<S> {
     /// Header rules' edits of the current request and of its response.
     pub(super) req_edits: HeaderEdits,
     pub(super) resp_edits: HeaderEdits,
+    /// The variables of `set-var` rules (`rules::vars`), of this session.
+    pub(super) vars: RefCell<Vars>,
     pub(super) io: S,
     pub(super) buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
@@ -176,6 +182,7 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
+        vars: RefCell::default(),
         io,
         buf: spare.buf,
         out: spare.out,
@@ -207,7 +214,7 @@ pub(crate) async fn serve<S: ClientStream>(
         first = false;
         let next = s.handle(hlen).await;
         if let Some(log) = s.log.as_deref_mut() {
-            log.emit(&s.w);
+            log.emit_at(&s.w, s.vars.get_mut().take_log_level());
         }
         match next {
             Next::KeepAlive if !w.is_stopping() => {}
@@ -447,8 +454,10 @@ impl<S: ClientStream> H1Conn<S> {
         // Monitor requests are answered only once consumed; the others may have been refused
         // with bytes left unread.
         let consumed = page == Page::Monitor;
+        let w = Rc::clone(&self.w);
+        let custom = error_page::configured(w.shared.config(), self.frontend, self.backend, page);
         self.respond(page.status(), keep_alive, consumed, |out, close| {
-            write_page(page, close, head_only, out);
+            error_page::write_either(custom, page, close, head_only, out);
         })
         .await
     }

@@ -451,6 +451,7 @@ impl<S: ClientStream> H1Conn<S> {
                     frontend: &fe.http_response,
                     conn: &self.conn,
                     edits: &mut self.resp_edits,
+                    vars: &self.vars,
                 },
             },
             ServerSide {
@@ -501,6 +502,10 @@ impl<S: ClientStream> H1Conn<S> {
             End::Failed { fault, stage, .. } => (fault, stage),
         };
         drop(conn);
+        if let Fault::ResponseReturned { backend, index } = fault {
+            bump(&fc.intercepted);
+            return self.response_return(backend, index, head_only).await;
+        }
         debug!(error = %fault, ?stage, "exchange failed");
         let page = blame(fc, bc, &fault, stage);
         match (stage, &fault) {
@@ -547,5 +552,12 @@ fn blame(fc: &FrontendCounters, bc: &BackendCounters, fault: &Fault, stage: Stag
             bump(&bc.aborted_responses);
             Page::BadGateway
         }
+        // Refused before anything of it was sent (the rules run on the head).
+        (Fault::ResponseDenied(status), _) => {
+            bump(&fc.denied);
+            Page::Denied(*status)
+        }
+        // Answered in `judge`.
+        (Fault::ResponseReturned { .. }, _) => Page::BadGateway,
     }
 }

@@ -28,6 +28,7 @@
 //! waits for the client (the server is then not to blame). The wait for the response head
 //! therefore counts from the end of the upload, or from when the server stopped taking it.
 
+use std::cell::RefCell;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -40,8 +41,9 @@ use tokio::io::AsyncWrite;
 use crate::buffer::Buffer;
 use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
-use crate::rules;
 use crate::rules::facts::{ConnFacts, ResponseFacts};
+use crate::rules::vars::Vars;
+use crate::rules::{self, Refusal};
 use crate::timer::{Idle, Timer};
 use flight::Flight;
 
@@ -65,6 +67,13 @@ pub(crate) enum Fault {
     /// Malformed, too large, a `101` that was not asked for, or a CONNECT tunnel.
     #[error("response refused: {0}")]
     BadResponse(#[source] H1Error),
+    /// An `http_response` `deny` rule refused the response; the client gets this status.
+    #[error("response denied by a rule ({0})")]
+    ResponseDenied(u16),
+    /// An `http_response` `return` rule replaced the response: the rule at this index of the
+    /// backend's list (`backend`) or of the frontend's.
+    #[error("response replaced by a return rule")]
+    ResponseReturned { backend: bool, index: usize },
 }
 
 /// How far the response had got when a fault stopped the exchange.
@@ -220,30 +229,39 @@ pub(crate) struct ResponseRules<'a> {
     pub frontend: &'a [HttpRule],
     pub conn: &'a ConnFacts,
     pub edits: &'a mut HeaderEdits,
+    /// The session's variables (`var()` in response rules, `set-var`).
+    pub vars: &'a RefCell<Vars>,
 }
 
 impl ResponseRules<'_> {
     /// Runs the rules on the final response `head` (parsed from `buf`); the edits to apply,
-    /// if any rule exists.
+    /// if any rule exists, or the fault of a `deny` or `return` rule that replaced it.
     pub(crate) fn apply(
         &mut self,
         head: &ResponseHead,
         buf: &[u8],
         sni: Option<&str>,
-    ) -> Option<&HeaderEdits> {
+    ) -> Result<Option<&HeaderEdits>, Fault> {
         self.edits.clear();
         if self.backend.is_empty() && self.frontend.is_empty() {
-            return None;
+            return Ok(None);
         }
         let facts = ResponseFacts {
             head,
             buf,
             conn: self.conn,
             sni,
+            vars: self.vars,
         };
-        rules::on_response(self.backend, &facts, self.edits);
-        rules::on_response(self.frontend, &facts, self.edits);
-        Some(self.edits)
+        let refused = |backend: bool| {
+            move |r| match r {
+                Refusal::Deny(status) => Fault::ResponseDenied(status),
+                Refusal::Return(index) => Fault::ResponseReturned { backend, index },
+            }
+        };
+        rules::on_response(self.backend, &facts, self.edits).map_err(refused(true))?;
+        rules::on_response(self.frontend, &facts, self.edits).map_err(refused(false))?;
+        Ok(Some(self.edits))
     }
 }
 

@@ -4,7 +4,7 @@
 //! `http_request` rules run first, then `use_backend` names the backend (the first rule that
 //! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
-//! `return` its own response; a request no rule routes, on a frontend without
+//! `return` its own response, a `redirect` its redirect; a request no rule routes, on a frontend without
 //! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
 //! whole request (body included) was already received, like the monitor URI's.
 //!
@@ -14,7 +14,9 @@
 use std::rc::Rc;
 
 use tern_config::HttpAction;
-use tern_h1::local::{write_page, write_reply, Page};
+use tern_h1::local::{write_redirect, write_reply, Page};
+
+use crate::http1::error_page::write_either;
 use tern_h1::Method;
 
 use crate::http1::conn::{H1Conn, Next};
@@ -27,6 +29,8 @@ use crate::stats::bump;
 enum Answer<'r> {
     Denied(u16),
     Returned(&'r HttpAction),
+    /// A redirect of this code, its field lines in the request's edits.
+    Redirected(u16),
     NoBackend,
 }
 
@@ -39,6 +43,8 @@ impl<S: ClientStream> H1Conn<S> {
         let fe = &cfg.frontends[self.frontend];
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();
+        // The previous request's variables end here (an empty list when no rule sets any).
+        self.vars.get_mut().end_request();
         if let Some(b) = routing.without_rules(cfg, fe) {
             self.backend = b;
             return self.forward(hlen).await;
@@ -48,6 +54,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            vars: &self.vars,
         };
         let (verdict, backend) =
             rules::route_request(cfg, fe, routing, &facts, &mut self.req_edits);
@@ -60,14 +67,47 @@ impl<S: ClientStream> H1Conn<S> {
         let answer = match (verdict, backend) {
             (Verdict::Deny(status), _) => Answer::Denied(status),
             (Verdict::Return(action), _) => Answer::Returned(action),
+            (Verdict::Redirect(code), _) => Answer::Redirected(code),
             (Verdict::Pass, None) => Answer::NoBackend,
             (Verdict::Pass, Some(_)) => return self.forward(hlen).await,
         };
         self.intercept(hlen, answer).await
     }
 
+    /// Answers with the `http_response` `return` rule at `index` of the current backend's list
+    /// (`backend`) or the frontend's, in place of the server's response; the connection closes
+    /// (the request may not have been read whole).
+    pub(super) async fn response_return(
+        &mut self,
+        backend: bool,
+        index: usize,
+        head_only: bool,
+    ) -> Next {
+        let w = Rc::clone(&self.w);
+        let cfg = w.shared.config();
+        let rules = if backend {
+            &cfg.backends[self.backend].http_response
+        } else {
+            &cfg.frontends[self.frontend].http_response
+        };
+        let Some(HttpAction::Return {
+            status,
+            content_type,
+            body,
+        }) = rules.get(index).map(|r| &r.action)
+        else {
+            return self.answer(Page::BadGateway, false, head_only).await;
+        };
+        let content_type = content_type.as_deref().map(str::as_bytes);
+        self.respond(*status, false, false, |out, close| {
+            write_reply(*status, content_type, body, close, head_only, out);
+        })
+        .await
+    }
+
     /// Answers the request as its rules decided.
     async fn intercept(&mut self, hlen: usize, answer: Answer<'_>) -> Next {
+        let w = Rc::clone(&self.w);
         let consumed = self.consume_request(hlen);
         let keep = consumed && self.head.keep_alive();
         let head_only = self.head.method() == Method::Head;
@@ -76,7 +116,7 @@ impl<S: ClientStream> H1Conn<S> {
         // no server for it (`SC`).
         let (counter, state) = match answer {
             Answer::Denied(_) => (&c.denied, *b"PR"),
-            Answer::Returned(_) => (&c.intercepted, *b"LR"),
+            Answer::Returned(_) | Answer::Redirected(_) => (&c.intercepted, *b"LR"),
             Answer::NoBackend => (&c.no_backend, *b"SC"),
         };
         bump(counter);
@@ -86,14 +126,31 @@ impl<S: ClientStream> H1Conn<S> {
         match answer {
             Answer::Denied(status) => {
                 let page = Page::Denied(status);
+                let custom = w.shared.config().frontends[self.frontend]
+                    .error_pages
+                    .get(status);
                 self.respond(status, keep, consumed, |out, close| {
-                    write_page(page, close, head_only, out);
+                    write_either(custom, page, close, head_only, out);
                 })
                 .await
             }
+            Answer::Redirected(code) => {
+                // Taken out for the writer, then put back so its buffers stay warm.
+                let lines = std::mem::take(&mut self.req_edits);
+                let next = self
+                    .respond(code, keep, consumed, |out, close| {
+                        write_redirect(code, lines.added(), close, out);
+                    })
+                    .await;
+                self.req_edits = lines;
+                next
+            }
             Answer::NoBackend => {
+                let custom = w.shared.config().frontends[self.frontend]
+                    .error_pages
+                    .get(503);
                 self.respond(503, keep, consumed, |out, close| {
-                    write_page(Page::Unavailable, close, head_only, out);
+                    write_either(custom, Page::Unavailable, close, head_only, out);
                 })
                 .await
             }
@@ -104,14 +161,7 @@ impl<S: ClientStream> H1Conn<S> {
             }) => {
                 let content_type = content_type.as_deref().map(str::as_bytes);
                 self.respond(*status, keep, consumed, |out, close| {
-                    write_reply(
-                        *status,
-                        content_type,
-                        body.as_bytes(),
-                        close,
-                        head_only,
-                        out,
-                    );
+                    write_reply(*status, content_type, body, close, head_only, out);
                 })
                 .await
             }

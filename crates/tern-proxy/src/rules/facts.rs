@@ -10,11 +10,14 @@
 //! `http-response` rules); the request's start line is gone by then, and the configuration
 //! refuses response rules that read it.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::net::IpAddr;
 
 use tern_config::{Facts, Fetch};
-use tern_h1::{Field, FieldValue, RequestHead, ResponseHead, Version};
+use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
+
+use super::vars::Vars;
 
 /// What is known of a client connection, for every request on it.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +39,8 @@ pub(crate) struct RequestFacts<'a> {
     pub conn: &'a ConnFacts,
     /// The server name of the TLS ClientHello.
     pub sni: Option<&'a str>,
+    /// The session's variables.
+    pub vars: &'a RefCell<Vars>,
 }
 
 /// The facts of one response from a server.
@@ -46,12 +51,34 @@ pub(crate) struct ResponseFacts<'a> {
     pub buf: &'a [u8],
     pub conn: &'a ConnFacts,
     pub sni: Option<&'a str>,
+    /// The session's variables.
+    pub vars: &'a RefCell<Vars>,
 }
 
-/// Facts that can also be written into a header value.
+/// Facts that can also be written into a header value, and what rewrite rules read.
 pub(crate) trait Samples: Facts {
     /// Appends the sample `fetch` to `out`; a missing sample appends nothing.
     fn sample(&self, fetch: &Fetch, out: &mut FieldValue<'_>);
+
+    /// The request's target as tern sends it, path and query (origin-form: `/` for an
+    /// absolute-form target without a path); empty for a response.
+    fn target(&self) -> &[u8];
+
+    /// Calls `each` with the whole value of every field named `name`, in order.
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8]));
+
+    /// The whole value of the first field named `name`.
+    fn first_field(&self, name: &str) -> Option<&[u8]>;
+
+    /// Calls `each` with the name of every field rules may delete (not the request's `Host`:
+    /// a request needs one).
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8]));
+
+    /// Sets variable `name` (`set-var`).
+    fn set_var(&self, name: &str, value: &[u8]);
+
+    /// Sets the access log level of the request (`set-log-level`; `None`: silent).
+    fn set_log_level(&self, severity: Option<u8>);
 }
 
 /// The `Facts` methods requests and responses answer alike: from the head's fields and
@@ -83,6 +110,30 @@ macro_rules! head_and_connection_facts {
 
         fn sni(&self) -> Option<&str> {
             self.sni
+        }
+
+        fn var(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+            // A rule never reads a variable while setting one: the borrow is free.
+            self.vars
+                .try_borrow()
+                .is_ok_and(|vars| vars.get(name).is_some_and(each))
+        }
+    };
+}
+
+/// `Samples::set_var` for requests and responses alike.
+macro_rules! set_var {
+    () => {
+        fn set_var(&self, name: &str, value: &[u8]) {
+            if let Ok(mut vars) = self.vars.try_borrow_mut() {
+                vars.set(name, value);
+            }
+        }
+
+        fn set_log_level(&self, severity: Option<u8>) {
+            if let Ok(mut vars) = self.vars.try_borrow_mut() {
+                vars.set_log_level(severity);
+            }
         }
     };
 }
@@ -116,11 +167,54 @@ impl Samples for RequestFacts<'_> {
             Fetch::Method => out.push(self.method()),
             Fetch::Url => out.push(self.url()),
             Fetch::Path => out.push(self.path()),
+            Fetch::Query => {
+                let url = self.url();
+                if let Some(at) = url.iter().position(|&b| b == b'?') {
+                    out.push(&url[at + 1..]);
+                }
+            }
             Fetch::Header(name) => {
                 out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
             }
+            Fetch::Var(name) => {
+                self.var(name, &mut |v| {
+                    out.push(v);
+                    true
+                });
+            }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
+    }
+
+    set_var!();
+
+    fn target(&self) -> &[u8] {
+        let target = self.head.path().get(self.buf);
+        if target.is_empty() {
+            b"/"
+        } else {
+            target
+        }
+    }
+
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8])) {
+        fields_named(self.head.fields(), self.buf, name, each);
+    }
+
+    fn first_field(&self, name: &str) -> Option<&[u8]> {
+        self.head
+            .fields()
+            .iter()
+            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|f| f.value(self.buf))
+    }
+
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
+        self.head
+            .fields()
+            .iter()
+            .filter(|f| f.kind() != FieldKind::Host)
+            .for_each(|f| each(f.name(self.buf)));
     }
 }
 
@@ -147,9 +241,48 @@ impl Samples for ResponseFacts<'_> {
             Fetch::Header(name) => {
                 out.push(last_value(self.head.fields(), self.buf, name).unwrap_or_default());
             }
+            Fetch::Var(name) => {
+                self.var(name, &mut |v| {
+                    out.push(v);
+                    true
+                });
+            }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
     }
+
+    set_var!();
+
+    fn target(&self) -> &[u8] {
+        b""
+    }
+
+    fn each_field(&self, name: &str, each: &mut dyn FnMut(&[u8])) {
+        fields_named(self.head.fields(), self.buf, name, each);
+    }
+
+    fn first_field(&self, name: &str) -> Option<&[u8]> {
+        self.head
+            .fields()
+            .iter()
+            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|f| f.value(self.buf))
+    }
+
+    fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
+        self.head
+            .fields()
+            .iter()
+            .for_each(|f| each(f.name(self.buf)));
+    }
+}
+
+/// Calls `each` with the whole value of every field named `name`.
+fn fields_named(fields: &[Field], buf: &[u8], name: &str, each: &mut dyn FnMut(&[u8])) {
+    fields
+        .iter()
+        .filter(|f| f.name(buf).eq_ignore_ascii_case(name.as_bytes()))
+        .for_each(|f| each(f.value(buf)));
 }
 
 /// The samples of the connection; request-line samples have no value here.
@@ -226,6 +359,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: Some("a.test"),
+            vars: &std::cell::RefCell::default(),
         };
         assert_eq!(f.method(), b"GET");
         assert_eq!(f.url(), b"http://a.test/p/q?x=1");
@@ -256,6 +390,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: None,
+            vars: &std::cell::RefCell::default(),
         };
         assert!(f.any_header("server", &mut |v| v == b"s1"));
         assert_eq!(sample_of(&f, Fetch::Header("server".into())), "s1");

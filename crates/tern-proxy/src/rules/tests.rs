@@ -13,7 +13,7 @@ use tern_h1::{
 use super::*;
 use crate::rules::facts::{ConnFacts, RequestFacts, ResponseFacts};
 
-const CONN: ConnFacts = ConnFacts {
+pub(super) const CONN: ConnFacts = ConnFacts {
     peer: IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)),
     local_port: 8443,
     tls: true,
@@ -21,7 +21,7 @@ const CONN: ConnFacts = ConnFacts {
 
 /// A configuration with frontend lines `fe`, backends `api` and `web` (with `be` lines on
 /// `api`).
-fn config(fe: &str, be: &str) -> Config {
+pub(super) fn config(fe: &str, be: &str) -> Config {
     let text = format!(
         "[[frontend]]\nname = \"f\"\nbind = [\"127.0.0.1:0\"]\n{fe}\n\n\
          [[backend]]\nname = \"web\"\nservers = [{{ name = \"w\", address = \"127.0.0.1:9001\" }}]\n\n\
@@ -30,7 +30,7 @@ fn config(fe: &str, be: &str) -> Config {
     tern_config::parse(&text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-fn head(raw: &str) -> RequestHead {
+pub(super) fn head(raw: &str) -> RequestHead {
     let mut head = RequestHead::new();
     parse_request(raw.as_bytes(), &Limits::default(), &mut head).unwrap();
     head
@@ -45,6 +45,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         buf: raw.as_bytes(),
         conn: &CONN,
         sni,
+        vars: &std::cell::RefCell::default(),
     };
     routing[0]
         .use_backend(&cfg.frontends[0].use_backend, &facts)
@@ -85,13 +86,14 @@ fn routing_by_sni_and_without_a_default() {
 }
 
 /// Runs the frontend's request rules on `raw`; the verdict and the head sent to a server.
-fn requested(cfg: &Config, raw: &str) -> (String, String) {
+pub(super) fn requested(cfg: &Config, raw: &str) -> (String, String) {
     let head = head(raw);
     let facts = RequestFacts {
         head: &head,
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: Some("api.test"),
+        vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();
     let verdict = on_request(&cfg.frontends[0].http_request, &facts, &mut edits);
@@ -157,10 +159,11 @@ fn response_rules_read_the_response_and_run_backend_first() {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: None,
+        vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();
-    on_response(&cfg.backends[1].http_response, &facts, &mut edits);
-    on_response(&cfg.frontends[0].http_response, &facts, &mut edits);
+    on_response(&cfg.backends[1].http_response, &facts, &mut edits).unwrap();
+    on_response(&cfg.frontends[0].http_response, &facts, &mut edits).unwrap();
     assert!(edits.deletes(b"server"));
     // The frontend's set-header replaced the backend's addition.
     assert_eq!(

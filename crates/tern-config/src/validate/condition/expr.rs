@@ -106,6 +106,7 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
         ("hdr" | "req.hdr", None) => {
             return Err(format!("`{name}` needs a header name: hdr(host)"))
         }
+        ("var", Some(arg)) => Fetch::Var(super::super::http_rules::var_name(arg)?),
         (_, Some(_)) => return Err(format!("fetch `{base}` takes no argument")),
         ("path", None) => Fetch::Path,
         ("url", None) => Fetch::Url,
@@ -232,7 +233,7 @@ fn collect<T>(
     patterns.iter().map(|p| f(p)).collect()
 }
 
-fn regex(pattern: &str, icase: bool) -> Result<Regex, String> {
+pub(crate) fn regex(pattern: &str, icase: bool) -> Result<Regex, String> {
     regex::bytes::RegexBuilder::new(pattern)
         .case_insensitive(icase)
         .size_limit(1 << 20)

@@ -6,12 +6,12 @@ use crate::model::{Fetch, HttpAction, Piece, ValueFormat};
 use crate::test_support::*;
 
 /// `MINIMAL` with a frontend `http_request` (or `http_response`) list of `rules`.
-fn frontend_rules(key: &str, rules: &[&str]) -> String {
+pub(super) fn frontend_rules(key: &str, rules: &[&str]) -> String {
     with_frontend_lines(&format!("{key} = [\n{}\n]", rules.join(",\n")))
 }
 
 /// The error text of a config that must fail.
-fn errors(text: &str) -> String {
+pub(super) fn errors(text: &str) -> String {
     parse_err(text)
         .iter()
         .map(ToString::to_string)
@@ -52,7 +52,7 @@ fn every_action_parses_with_its_defaults() {
         &HttpAction::Return {
             status: 204,
             content_type: None,
-            body: String::new()
+            body: Vec::new()
         }
     );
     assert_eq!(
@@ -145,7 +145,7 @@ fn response_rules_only_edit_headers_and_read_what_is_there() {
     let text = frontend_rules(
         "http_response",
         &[
-            r#"{ action = "deny" }"#,
+            r#"{ action = "redirect", location = "/" }"#,
             r#"{ action = "set-header", name = "X-Path", value = "%[path]" }"#,
             r#"{ action = "del-header", name = "Server", if = "{ path_beg /a } METH_GET" }"#,
             r#"{ action = "set-header", name = "Connection", value = "close" }"#,
@@ -153,7 +153,7 @@ fn response_rules_only_edit_headers_and_read_what_is_there() {
     );
     let all = errors(&text);
     for expected in [
-        "frontend[0].http_response[0].action: `deny` in http_response is not supported yet",
+        "frontend[0].http_response[0].action: `redirect` in http_response is not supported: use it in http_request",
         "frontend[0].http_response[1].value: path cannot be used in http_response",
         "frontend[0].http_response[2].if: path, method cannot be used in http_response",
         "frontend[0].http_response[3].name: `Connection` is managed by tern",
@@ -165,9 +165,13 @@ fn response_rules_only_edit_headers_and_read_what_is_there() {
         &[
             r#"{ action = "set-header", name = "X-Src", value = "%[src] %[hdr(server)]", if = "{ ssl_fc } || { hdr(x-a) 1 }" }"#,
             r#"{ action = "add-header", name = "Host", value = "responses may" }"#,
+            r#"{ action = "deny", if = "{ hdr(x-secret) -m found }" }"#,
         ],
     );
-    assert_eq!(parse_ok(&ok).frontends[0].http_response.len(), 2);
+    let fe = &parse_ok(&ok).frontends[0];
+    assert_eq!(fe.http_response.len(), 3);
+    // HAProxy's default for a denied response is 502.
+    assert_eq!(fe.http_response[2].action, HttpAction::Deny { status: 502 });
 }
 
 #[test]

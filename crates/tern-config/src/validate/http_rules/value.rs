@@ -8,7 +8,7 @@
 use crate::model::{Fetch, Piece, ValueFormat};
 
 const FETCHES: &str =
-    "src, dst_port, ssl_fc, ssl_fc_sni, method, path, url, hdr(NAME), req.hdr(NAME)";
+    "src, dst_port, ssl_fc, ssl_fc_sni, method, path, query, url, hdr(NAME), req.hdr(NAME), var(NAME)";
 
 /// Parses a header value.
 pub(super) fn parse(text: &str) -> Result<ValueFormat, String> {
@@ -68,6 +68,10 @@ fn fetch(expr: &str) -> Result<Fetch, String> {
         "method" => Fetch::Method,
         "path" => Fetch::Path,
         "url" => Fetch::Url,
+        "query" => Fetch::Query,
+        _ if expr.starts_with("var(") && expr.ends_with(')') => {
+            Fetch::Var(super::var_name(&expr[4..expr.len() - 1])?)
+        }
         _ => {
             let arg = expr
                 .strip_prefix("hdr(")

@@ -138,7 +138,7 @@ impl<S: ClientStream> Relay<'_, S> {
         let headers = self
             .c
             .rules
-            .apply(&conn.head, conn.buf.data(), self.c.io.sni());
+            .apply(&conn.head, conn.buf.data(), self.c.io.sni())?;
         let edits = Edits {
             cookie: self.c.extra.cookie_edit(),
             extra: &self.c.extra.fields,
