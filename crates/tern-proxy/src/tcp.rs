@@ -157,10 +157,8 @@ fn route<S: ClientStream>(
     let routing = &w.shared.routing[frontend];
     let facts = Connection {
         peer: addrs.peer,
-        local_port: addrs
-            .local
-            .map_or_else(|| io.local_addr(), Ok)
-            .map_or(0, |a| a.port()),
+        local: addrs.local,
+        io,
         tls,
         // Terminated here: the handshake read the ClientHello; else the inspection did.
         sni: io.sni().or(hello.sni.as_deref()),
@@ -182,15 +180,18 @@ fn route<S: ClientStream>(
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
 /// refuses conditions on request parts, so those answers are never asked for).
-struct Connection<'a> {
+struct Connection<'a, S> {
     peer: SocketAddr,
-    local_port: u16,
+    /// The address the client connected to, from its PROXY header; else the socket's is asked
+    /// for (`getsockname`) only when a condition reads the port.
+    local: Option<SocketAddr>,
+    io: &'a S,
     tls: bool,
     sni: Option<&'a str>,
     hello_type: Option<u8>,
 }
 
-impl Facts for Connection<'_> {
+impl<S: ClientStream> Facts for Connection<'_, S> {
     fn method(&self) -> &[u8] {
         b""
     }
@@ -216,7 +217,9 @@ impl Facts for Connection<'_> {
     }
 
     fn dst_port(&self) -> u16 {
-        self.local_port
+        self.local
+            .map_or_else(|| self.io.local_addr(), Ok)
+            .map_or(0, |a| a.port())
     }
 
     fn tls(&self) -> bool {
