@@ -16,8 +16,8 @@
 # The terminators: `tern` (TCP mode, `mode = "tcp"`, one worker), `stunnel` (Debian's stunnel4,
 # threads), `hitch` (Debian's, 1 worker; its manager and worker processes are summed),
 # `haproxy` (`mode tcp`, `ssl` on the bind, 1 thread). Optional: `haproxy-splice` (the same
-# with `option splice-request` and `splice-response`: HAProxy's kernel splicing, plain relays
-# only) and `tern-base` (another tern binary, $TERN_BASE, with the same configuration: measures
+# with `option splice-auto`: HAProxy splices in the kernel once a transfer looks large; plain
+# relays only) and `tern-base` (another tern binary, $TERN_BASE, with the same configuration: measures
 # a change). Every one gets the same certificate ($CERT [ecdsa]) and TLS policy (TLS 1.3 only,
 # $SUITE, X25519, no session cache, no tickets where the program has the switch) and forwards
 # to one plain backend, `tern term` on CPU $CLIENT_CPU (1 thread), the same for all.
@@ -108,12 +108,13 @@ CFG
 tcp_haproxy_config() {
     local ssl= splice=
     [[ $1 == plain ]] || ssl=" ssl crt $CERT_PATH"
-    [[ $2 != splice ]] || splice=$'    option splice-request\n    option splice-response'
+    [[ $2 != splice ]] || splice='    option splice-auto'
     cat <<CFG
 global
     nbthread 1
     cpu-map 1/1 $SERVER_CPU
-    maxconn 8000
+    # 4000: splicing takes two pipes per connection, and 8000 would pass the usual 20000 fds.
+    maxconn 4000
     tune.ssl.cachesize 0
     ssl-default-bind-ciphersuites $SUITE
     ssl-default-bind-curves X25519
