@@ -31,7 +31,10 @@
 //! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
 //! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
 //!
-//! Not here yet (issue 17): `client-fin`/`server-fin` timeouts, `splice(2)` for plain relays.
+//! Between a plain client and a plain server, the relay moves bulk transfers with `splice(2)`
+//! (see [`crate::tunnel`]).
+//!
+//! Not here yet (issue 17): `client-fin`/`server-fin` timeouts.
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;

@@ -229,6 +229,17 @@ impl ServerStream {
     }
 }
 
+impl ServerStream {
+    /// The socket of a plain TCP connection (no TLS, not an HTTP/2 stream): what a tunnel may
+    /// `splice(2)` from and to.
+    pub(crate) fn plain_tcp(&self) -> Option<&TcpStream> {
+        match self {
+            ServerStream::Plain(tcp) => Some(tcp),
+            ServerStream::Tls(_) | ServerStream::H2(_) => None,
+        }
+    }
+}
+
 impl AsyncRead for ServerStream {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -21,7 +21,7 @@ use tracing::debug;
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::exchange::observe::{observe, Seen};
-use crate::exchange::upstream::ServerConn;
+use crate::exchange::upstream::{ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::{add, bump};
@@ -69,7 +69,8 @@ pub(super) async fn run<S: ClientStream>(
             timeout: server_timeout,
         },
         &mut timer,
-    );
+    )
+    .spliced(S::plain_tcp, ServerStream::plain_tcp);
     let report = Profiled::new(Kind::Tunnel, tunnel.run()).await;
     count(w, frontend, backend, server, &report);
     if let Some(log) = log {
