@@ -67,51 +67,63 @@ const CLIENT_BUFFER: usize = 16 * 1024;
 pub(crate) async fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
-    mut io: S,
+    io: S,
     addrs: Addrs,
     tls: bool,
     mut log: Option<Box<Tracker>>,
 ) {
-    let peer = addrs.peer;
     bump(&w.stats.frontends[frontend].tcp_sessions);
     if let Some(log) = log.as_deref_mut() {
         log.tcp_session();
     }
-    let mut buf = Buffer::new(CLIENT_BUFFER, CLIENT_BUFFER);
+    // The worker's spare session memory (an HTTP/1.1 session's read buffer has the same size):
+    // allocating and zeroing a buffer for each session showed in profiles of short sessions.
+    let mut spare = w.spares.take(CLIENT_BUFFER, CLIENT_BUFFER);
+    session(&w, frontend, io, addrs, tls, log, &mut spare.buf).await;
+    w.spares.give(spare, CLIENT_BUFFER);
+}
+
+/// [`serve`] with the client side's buffer `buf`.
+async fn session<S: ClientStream>(
+    w: &Worker,
+    frontend: usize,
+    mut io: S,
+    addrs: Addrs,
+    tls: bool,
+    mut log: Option<Box<Tracker>>,
+    buf: &mut Buffer,
+) {
+    let peer = addrs.peer;
     let rules = &w.shared.frontend(frontend).tcp_request;
     let hello = match rules.inspect_delay {
-        Some(delay) if !tls => inspect::inspect(&mut io, &mut buf, delay).await,
+        Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(&w, frontend, &io, addrs, tls, &hello) {
+    let backend = match route(w, frontend, &io, addrs, tls, &hello) {
         Choice::Backend(backend) => backend,
-        refused => return refuse(&w, frontend, peer, &refused, log),
+        refused => return refuse(w, frontend, peer, &refused, log),
     };
     if let Some(log) = log.as_deref_mut() {
         log.backend(backend);
     }
-    let session = connect::Session {
-        w: &w,
-        backend,
-        addrs,
-    };
+    let session = connect::Session { w, backend, addrs };
     let Some((server, conn, attempt)) = session.server(&io, log.as_deref_mut()).await else {
         // Closed without a word: the tracker has the state (queue, connect) that ended it.
         if let Some(log) = log.as_deref_mut() {
-            log.emit(&w);
+            log.emit(w);
         }
         return;
     };
     let ends = relay::Ends {
         client: &mut io,
-        client_buf: &mut buf,
+        client_buf: buf,
         server: conn,
     };
-    relay::run(&w, frontend, backend, server, ends, log.as_deref_mut()).await;
+    relay::run(w, frontend, backend, server, ends, log.as_deref_mut()).await;
     // The server's slot is held until the relay ended.
     drop(attempt);
     if let Some(log) = log.as_deref_mut() {
-        log.emit(&w);
+        log.emit(w);
     }
 }
 

@@ -129,6 +129,18 @@ pub(crate) async fn connect(
     tls: Option<TlsTarget<'_>>,
     proxy: Option<(ProxyProtocol, Origin)>,
 ) -> Result<ServerConn, ConnectError> {
+    let buf = Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size);
+    connect_with(addr, timeout, tls, proxy, buf).await
+}
+
+/// [`connect`], the connection reading into `buf` (a spare one: see `Pools::lend`).
+pub(crate) async fn connect_with(
+    addr: SocketAddr,
+    timeout: Duration,
+    tls: Option<TlsTarget<'_>>,
+    proxy: Option<(ProxyProtocol, Origin)>,
+    buf: Buffer,
+) -> Result<ServerConn, ConnectError> {
     let open = async {
         let mut tcp = TcpStream::connect(addr)
             .await
@@ -159,7 +171,7 @@ pub(crate) async fn connect(
     };
     Ok(ServerConn::new(
         stream,
-        Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
+        buf,
         addr,
         key,
         proxy.map(|(_, origin)| origin),

@@ -106,6 +106,9 @@ pub(super) async fn run<S: ClientStream>(
     if let Some(state) = w.balancers.state(backend) {
         observe(be, state, server, seen);
     }
+    // For the next session (the connection itself is closed when dropped here).
+    w.pools
+        .give_back(std::mem::replace(&mut conn.buf, Buffer::empty()));
 }
 
 /// Counts a session's bytes for `server`, its backend and the frontend.
