@@ -20,7 +20,10 @@
 # relays only) and `tern-base` (another tern binary, $TERN_BASE, with the same configuration: measures
 # a change). Every one gets the same certificate ($CERT [ecdsa]) and TLS policy (TLS 1.3 only,
 # $SUITE, X25519, no session cache, no tickets where the program has the switch) and forwards
-# to one plain backend, `tern term` on CPU $CLIENT_CPU (1 thread), the same for all.
+# to one plain backend, `tern term` on CPU $CLIENT_CPU (1 thread), the same for all. Tickets:
+# tern sends none to this client (it asks for none, RFC 9149), HAProxy none (`no-tls-tickets`);
+# stunnel and hitch send OpenSSL's two per TLS 1.3 handshake (`openssl s_client -tls1_3`
+# shows them; stunnel's NO_TICKET only makes them stateful): part of their cost as configured.
 #
 # Client: `tern bench` (1 thread, pinned to CPU $CLIENT_CPU). Why: it offers exactly one
 # version, suite and group (so no terminator can pick something cheaper), never resumes a
