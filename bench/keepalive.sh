@@ -116,7 +116,7 @@ for server in "${SERVER_LIST[@]}"; do
     cpus=$(awk -v s="$server" '$1 == s { print $4 }' "$TMP/results")
     printf '%-8s %8.0f req/s (%s)   proxy %6.2f µs/request (%s)\n' "$server" \
         "$(median <<<"$rates")" "$(spread 0 <<<"$rates")" "$(median <<<"$cpus")" "$(spread 2 <<<"$cpus")"
-    eval "cpu_$server=$(median <<<"$cpus")"
+    eval "cpu_${server//-/_}=$(median <<<"$cpus")"
 done
 if [[ -n ${cpu_tern:-} && -n ${cpu_haproxy:-} ]]; then
     echo "tern / haproxy proxy CPU per request: $(calc "$cpu_tern / $cpu_haproxy" 2)x (goal <= 0.8x)"
