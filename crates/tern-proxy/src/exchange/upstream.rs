@@ -239,9 +239,7 @@ impl ServerStream {
             ServerStream::Plain(_) | ServerStream::H2(_) => false,
         }
     }
-}
 
-impl ServerStream {
     /// The socket of a plain TCP connection (no TLS, not an HTTP/2 stream): what a tunnel may
     /// `splice(2)` from and to.
     pub(crate) fn plain_tcp(&self) -> Option<&TcpStream> {
