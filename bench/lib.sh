@@ -113,6 +113,30 @@ cpu_us() {
     awk -v tck="$CLK_TCK" '{ sub(/.*\) /, ""); printf "%d\n", ($12 + $13) * 1000000 / tck }' <<<"$stat"
 }
 
+# CPU time (user + system) of process $1 and every descendant, in microseconds: for servers
+# that fork workers (hitch) or helpers. Children already reaped count through their parent's
+# cutime + cstime; a process that vanishes between the listing and the read is skipped.
+tree_cpu_us() {
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$1" -v tck="$CLK_TCK" '
+        {
+            pid = $1
+            sub(/.*\) /, "")
+            parent[pid] = $2
+            own[pid] = $12 + $13 + $14 + $15
+        }
+        END {
+            total = 0
+            for (p in own) {
+                q = p
+                for (depth = 0; depth < 64 && q != "" && q != 0; depth++) {
+                    if (q == root) { total += own[p]; break }
+                    q = parent[q]
+                }
+            }
+            printf "%.0f\n", total * 1000000 / tck
+        }'
+}
+
 # Value of a numeric or string key in the generator's flat JSON ($1 file, $2 key): first match.
 json_get() {
     grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'

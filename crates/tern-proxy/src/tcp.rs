@@ -32,7 +32,8 @@
 //! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
 //! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
 //!
-//! Not here yet (issue 17): `splice(2)` for plain relays.
+//! Between a plain client and a plain server, the relay moves bulk transfers with `splice(2)`
+//! (see [`crate::tunnel`]).
 
 // A server for the session: stickiness, the pick, the queue, connect retries.
 mod connect;
@@ -65,51 +66,63 @@ const CLIENT_BUFFER: usize = 16 * 1024;
 pub(crate) async fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
-    mut io: S,
+    io: S,
     addrs: Addrs,
     tls: bool,
     mut log: Option<Box<Tracker>>,
 ) {
-    let peer = addrs.peer;
     bump(&w.stats.frontends[frontend].tcp_sessions);
     if let Some(log) = log.as_deref_mut() {
         log.tcp_session();
     }
-    let mut buf = Buffer::new(CLIENT_BUFFER, CLIENT_BUFFER);
+    // The worker's spare session memory (an HTTP/1.1 session's read buffer has the same size):
+    // allocating and zeroing a buffer for each session showed in profiles of short sessions.
+    let mut spare = w.spares.take(CLIENT_BUFFER, CLIENT_BUFFER);
+    session(&w, frontend, io, addrs, tls, log, &mut spare.buf).await;
+    w.spares.give(spare, CLIENT_BUFFER);
+}
+
+/// [`serve`] with the client side's buffer `buf`.
+async fn session<S: ClientStream>(
+    w: &Worker,
+    frontend: usize,
+    mut io: S,
+    addrs: Addrs,
+    tls: bool,
+    mut log: Option<Box<Tracker>>,
+    buf: &mut Buffer,
+) {
+    let peer = addrs.peer;
     let rules = &w.shared.frontend(frontend).tcp_request;
     let hello = match rules.inspect_delay {
-        Some(delay) if !tls => inspect::inspect(&mut io, &mut buf, delay).await,
+        Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(&w, frontend, &io, addrs, tls, &hello) {
+    let backend = match route(w, frontend, &io, addrs, tls, &hello) {
         Choice::Backend(backend) => backend,
-        refused => return refuse(&w, frontend, peer, &refused, log),
+        refused => return refuse(w, frontend, peer, &refused, log),
     };
     if let Some(log) = log.as_deref_mut() {
         log.backend(backend);
     }
-    let session = connect::Session {
-        w: &w,
-        backend,
-        addrs,
-    };
+    let session = connect::Session { w, backend, addrs };
     let Some((server, conn, attempt)) = session.server(&io, log.as_deref_mut()).await else {
         // Closed without a word: the tracker has the state (queue, connect) that ended it.
         if let Some(log) = log.as_deref_mut() {
-            log.emit(&w);
+            log.emit(w);
         }
         return;
     };
     let ends = relay::Ends {
         client: &mut io,
-        client_buf: &mut buf,
+        client_buf: buf,
         server: conn,
     };
-    relay::run(&w, frontend, backend, server, ends, log.as_deref_mut()).await;
+    relay::run(w, frontend, backend, server, ends, log.as_deref_mut()).await;
     // The server's slot is held until the relay ended.
     drop(attempt);
     if let Some(log) = log.as_deref_mut() {
-        log.emit(&w);
+        log.emit(w);
     }
 }
 
@@ -158,10 +171,8 @@ fn route<S: ClientStream>(
     let routing = &w.shared.routing[frontend];
     let facts = Connection {
         peer: addrs.peer,
-        local_port: addrs
-            .local
-            .map_or_else(|| io.local_addr(), Ok)
-            .map_or(0, |a| a.port()),
+        local: addrs.local,
+        io,
         tls,
         // Terminated here: the handshake read the ClientHello; else the inspection did.
         sni: io.sni().or(hello.sni.as_deref()),
@@ -183,15 +194,18 @@ fn route<S: ClientStream>(
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
 /// refuses conditions on request parts, so those answers are never asked for).
-struct Connection<'a> {
+struct Connection<'a, S> {
     peer: SocketAddr,
-    local_port: u16,
+    /// The address the client connected to, from its PROXY header; else the socket's is asked
+    /// for (`getsockname`) only when a condition reads the port.
+    local: Option<SocketAddr>,
+    io: &'a S,
     tls: bool,
     sni: Option<&'a str>,
     hello_type: Option<u8>,
 }
 
-impl Facts for Connection<'_> {
+impl<S: ClientStream> Facts for Connection<'_, S> {
     fn method(&self) -> &[u8] {
         b""
     }
@@ -217,7 +231,9 @@ impl Facts for Connection<'_> {
     }
 
     fn dst_port(&self) -> u16 {
-        self.local_port
+        self.local
+            .map_or_else(|| self.io.local_addr(), Ok)
+            .map_or(0, |a| a.port())
     }
 
     fn tls(&self) -> bool {

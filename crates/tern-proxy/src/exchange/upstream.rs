@@ -129,6 +129,18 @@ pub(crate) async fn connect(
     tls: Option<TlsTarget<'_>>,
     proxy: Option<Proxied<'_>>,
 ) -> Result<ServerConn, ConnectError> {
+    let buf = Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size);
+    connect_with(addr, timeout, tls, proxy, buf).await
+}
+
+/// [`connect`], the connection reading into `buf` (a spare one: see `Pools::lend`).
+pub(crate) async fn connect_with(
+    addr: SocketAddr,
+    timeout: Duration,
+    tls: Option<TlsTarget<'_>>,
+    proxy: Option<Proxied<'_>>,
+    buf: Buffer,
+) -> Result<ServerConn, ConnectError> {
     let open = async {
         let mut tcp = TcpStream::connect(addr)
             .await
@@ -159,7 +171,7 @@ pub(crate) async fn connect(
     };
     Ok(ServerConn::new(
         stream,
-        Buffer::new(BUFFER_SIZE, RESPONSE_LIMITS.max_head_size),
+        buf,
         addr,
         key,
         proxy.map(|p| p.origin),
@@ -225,6 +237,15 @@ impl ServerStream {
         match self {
             ServerStream::Tls(tls) => tls.get_ref().1.alpn_protocol() == Some(b"h2"),
             ServerStream::Plain(_) | ServerStream::H2(_) => false,
+        }
+    }
+
+    /// The socket of a plain TCP connection (no TLS, not an HTTP/2 stream): what a tunnel may
+    /// `splice(2)` from and to.
+    pub(crate) fn plain_tcp(&self) -> Option<&TcpStream> {
+        match self {
+            ServerStream::Plain(tcp) => Some(tcp),
+            ServerStream::Tls(_) | ServerStream::H2(_) => None,
         }
     }
 }

@@ -51,6 +51,12 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin {
     /// HTTP/2 stream), which has no socket of its own to shut down or drain.
     fn socket(&self) -> Option<&TcpStream>;
 
+    /// The socket when the stream is that plain socket, nothing layered on it (no TLS): what
+    /// a tunnel may `splice(2)` from and to.
+    fn plain_tcp(&self) -> Option<&TcpStream> {
+        None
+    }
+
     /// The address the client connected to.
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.socket().ok_or_else(no_socket)?.local_addr()
@@ -114,6 +120,10 @@ impl ClientStream for TcpStream {
     }
 
     fn socket(&self) -> Option<&TcpStream> {
+        Some(self)
+    }
+
+    fn plain_tcp(&self) -> Option<&TcpStream> {
         Some(self)
     }
 }

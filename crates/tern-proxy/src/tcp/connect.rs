@@ -111,7 +111,9 @@ impl Session<'_> {
         let proxy = srv
             .proxy_protocol
             .map(|version| proxied(io, self.addrs, version));
-        let connect = upstream::connect(addr, be.timeouts.connect, tls, proxy);
+        // A spare buffer: a new one is allocated and zeroed (32 KiB) for every session otherwise.
+        let buf = w.pools.lend();
+        let connect = upstream::connect_with(addr, be.timeouts.connect, tls, proxy, buf);
         match Profiled::new(Kind::Connect, connect).await {
             Ok(conn) => {
                 let sc = &w.stats.servers[b][server];

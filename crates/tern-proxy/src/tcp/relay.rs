@@ -23,7 +23,7 @@ use tracing::debug;
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::exchange::observe::{observe, Seen};
-use crate::exchange::upstream::ServerConn;
+use crate::exchange::upstream::{ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::{add, bump};
@@ -73,7 +73,8 @@ pub(super) async fn run<S: ClientStream>(
             fin: be.timeouts.server_fin,
         },
         &mut timer,
-    );
+    )
+    .spliced(S::plain_tcp, ServerStream::plain_tcp);
     let report = Profiled::new(Kind::Tunnel, tunnel.run()).await;
     count(w, frontend, backend, server, &report);
     if let Some(log) = log {
@@ -109,6 +110,9 @@ pub(super) async fn run<S: ClientStream>(
     if let Some(state) = w.balancers.state(backend) {
         observe(be, state, server, seen);
     }
+    // For the next session (the connection itself is closed when dropped here).
+    w.pools
+        .give_back(std::mem::replace(&mut conn.buf, Buffer::empty()));
 }
 
 /// Counts a session's bytes for `server`, its backend and the frontend.

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use tokio::io::{duplex, AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::net::TcpStream;
 
 use super::*;
 
@@ -329,4 +330,118 @@ async fn after_a_half_close_the_other_end_gets_its_fin_timeout() {
     })
     .await;
     assert_eq!((ended - started).as_secs(), 30);
+}
+
+/// A connected pair of loopback sockets: (the connecting side, the accepted side).
+async fn socket_pair() -> (TcpStream, TcpStream) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (connected, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+    (connected.unwrap(), accepted.unwrap().0)
+}
+
+fn itself(tcp: &TcpStream) -> Option<&TcpStream> {
+    Some(tcp)
+}
+
+/// Runs a tunnel between two loopback connections, allowed to splice, while `peers` plays
+/// the client (first argument) and the server; `client_pending` is already in the client's
+/// buffer. The tunnel's sockets close when it ends, as the relay's do.
+async fn spliced_tunnel<F>(
+    client_pending: &[u8],
+    peers: impl FnOnce(TcpStream, TcpStream) -> F,
+) -> Report
+where
+    F: std::future::Future<Output = ()>,
+{
+    let (client, mut client_end) = socket_pair().await;
+    let (mut server_end, server) = socket_pair().await;
+    let (mut client_buf, mut server_buf) = (buffer_with(client_pending), Buffer::new(16, 16));
+    let mut timer = Timer::default();
+    let mut peers = Box::pin(peers(client, server));
+    let mut finished = false;
+    let report = {
+        let tunnel = Tunnel::new(
+            End {
+                io: &mut client_end,
+                buf: &mut client_buf,
+                timeout: TIMEOUT,
+                fin: None,
+            },
+            End {
+                io: &mut server_end,
+                buf: &mut server_buf,
+                timeout: TIMEOUT,
+                fin: None,
+            },
+            &mut timer,
+        )
+        .spliced(itself, itself);
+        assert!(tunnel.sockets.is_some());
+        let run = tunnel.run();
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                report = &mut run => break report,
+                () = &mut peers, if !finished => finished = true,
+            }
+        }
+    };
+    drop((client_end, server_end));
+    if !finished {
+        tokio::time::timeout(Duration::from_secs(5), peers)
+            .await
+            .unwrap();
+    }
+    report
+}
+
+#[tokio::test]
+async fn spliced_buffered_bytes_first_then_both_ways_and_half_closes() {
+    // More than a pipe holds, in both directions.
+    let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    let sent = big.clone();
+    let report = spliced_tunnel(b"early", |mut client, mut server| async move {
+        let echo = async {
+            let mut got = Vec::new();
+            // Until the client's FIN came through.
+            server.read_to_end(&mut got).await.unwrap();
+            server.write_all(&got).await.unwrap();
+            server.shutdown().await.unwrap();
+        };
+        let send = async {
+            client.write_all(&sent).await.unwrap();
+            client.shutdown().await.unwrap();
+            let mut back = Vec::new();
+            client.read_to_end(&mut back).await.unwrap();
+            back
+        };
+        let ((), back) = tokio::join!(echo, send);
+        assert_eq!(&back[..5], b"early");
+        assert!(back[5..] == sent[..], "the bytes came back changed");
+    })
+    .await;
+    assert!(matches!(report.ending, Ending::Closed), "{report:?}");
+    let total = big.len() as u64 + 5;
+    assert_eq!((report.up, report.down), (total, total));
+}
+
+#[tokio::test]
+async fn spliced_server_reset_fails_the_server_side() {
+    let report = spliced_tunnel(b"", |mut client, mut server| async move {
+        // Larger than the buffer: the direction splices.
+        client.write_all(&[1u8; 1000]).await.unwrap();
+        let mut got = [0u8; 1000];
+        server.read_exact(&mut got).await.unwrap();
+        reset(&server);
+        drop(server);
+        // The client stays until the tunnel saw the reset.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        drop(client);
+    })
+    .await;
+    assert!(
+        matches!(report.ending, Ending::Failed(Side::Server, _)),
+        "{report:?}"
+    );
 }
