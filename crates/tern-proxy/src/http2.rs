@@ -47,6 +47,7 @@ use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::listen::accept::Acceptor;
 use crate::listen::proxy_in::Addrs;
+use crate::panics::{Guarded, Place};
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -171,7 +172,9 @@ pub(crate) async fn serve<T>(
                     Rc::clone(&info),
                     stream_log,
                 );
-                tokio::task::spawn_local(Profiled::new(Kind::Request, task));
+                let task = Profiled::new(Kind::Request, task);
+                let place = Place::Frontend(frontend);
+                tokio::task::spawn_local(Guarded::new(&w.stats, place, "HTTP/2 stream", task));
             }
             Some(Err(e)) => {
                 debug!(error = %e, "HTTP/2 connection ended");

@@ -35,6 +35,8 @@ mod http2;
 mod lifecycle;
 // Listening sockets, the accept loop and a session's steps.
 mod listen;
+// Tasks that survive their own panics: logged, counted, the worker goes on.
+mod panics;
 // Task profiling (`show profiling`): time per kind of work.
 pub mod profiling;
 // Request and response rules, and the facts they read.

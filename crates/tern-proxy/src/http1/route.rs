@@ -39,6 +39,8 @@ impl<S: ClientStream> H1Conn<S> {
         let fe = &cfg.frontends[self.frontend];
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();
+        #[cfg(debug_assertions)]
+        crate::panics::trigger(self.head.target().get(self.buf.data()));
         if let Some(b) = routing.without_rules(cfg, fe) {
             self.backend = b;
             return self.forward(hlen).await;
