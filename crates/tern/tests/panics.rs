@@ -4,18 +4,15 @@
 //! and the worker (there is one) goes on serving the connections it already had and new ones.
 //!
 //! The panic comes from a hook that exists in debug builds only (`TERN_DEBUG_PANIC_TARGET`,
-//! `crates/tern-proxy/src/panics.rs`), so this file is compiled only when the test, and with it
-//! the `tern` binary it runs, is a debug build.
+//! `crates/tern-proxy/src/panics.rs`), so these tests run only when the test, and with it the
+//! `tern` binary it runs, is a debug build; in a release build (`cargo test --release`) the
+//! last test checks instead that the variable does nothing.
 
-#![cfg(debug_assertions)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 use support::*;
 
-use std::io::Write;
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -37,8 +34,12 @@ fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n")
 }
 
+#[cfg(debug_assertions)]
 #[test]
 fn a_panicking_connection_is_closed_counted_and_the_worker_goes_on() {
+    use std::io::Write;
+    use std::net::TcpStream;
+
     let term = Term::start("s1");
     let tern = tern_with_hook(&term, &[]);
     let addr = tern.addr();
@@ -79,8 +80,11 @@ fn a_panicking_connection_is_closed_counted_and_the_worker_goes_on() {
     assert_eq!(c.get("frontend web", "requests"), 6);
 }
 
+#[cfg(debug_assertions)]
 #[test]
 fn a_panicking_http2_stream_ends_that_stream_only() {
+    use std::process::{Command, Stdio};
+
     if !have("nghttp") {
         eprintln!("skipped: nghttp is not installed");
         return;
@@ -115,4 +119,15 @@ fn a_panicking_http2_stream_ends_that_stream_only() {
     let c = tern.stop();
     assert_eq!(c.get("frontend web", "panics"), 1);
     assert_eq!(c.get("frontend web", "h2_sessions"), 1);
+}
+
+#[cfg(not(debug_assertions))]
+#[test]
+fn release_builds_have_no_panic_hook() {
+    let term = Term::start("s1");
+    let tern = tern_with_hook(&term, &[]);
+    let r = raw_exchange(tern.addr(), get(PANIC_PATH).as_bytes(), WAIT);
+    assert_eq!(r.status(), Some(200), "{}", r.text());
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "panics"), 0);
 }
