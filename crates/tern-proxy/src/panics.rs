@@ -10,10 +10,12 @@
 //! connection to a server, the backend's) `panics` counter.
 //!
 //! The task's state is dropped after the panic, so whatever it held (connection slots, buffers,
-//! a server slot) is given back by its guards as on any other end. Worker state a panic could
-//! leave half-changed is behind `RefCell`s and `Cell`s that are only changed in whole
-//! assignments, or behind mutexes whose poisoning is ignored (`exchange/servers.rs`), which is
-//! why asserting unwind safety here is sound in practice, as tokio's own catch is.
+//! a server slot) is given back by its guards as on any other end. Asserting unwind safety is
+//! what tokio's own catch does too: a panic in the middle of changing the worker's shared
+//! state (balancers, pools, behind `RefCell`s; a `RefCell` borrowed at the time is released by
+//! the unwinding) could leave that state odd, and the shared mutexes ignore poisoning
+//! (`exchange/servers.rs`). The guard does not make that worse; the count and the log line make
+//! it visible.
 //!
 //! Debug builds also carry [`trigger`], the only way the tests have to make a task panic.
 
