@@ -30,6 +30,7 @@ fn tern_with_hook(term: &Term, frontend: &[&str]) -> Tern {
     )
 }
 
+#[cfg(debug_assertions)]
 fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n")
 }
@@ -126,7 +127,8 @@ fn a_panicking_http2_stream_ends_that_stream_only() {
 fn release_builds_have_no_panic_hook() {
     let term = Term::start("s1");
     let tern = tern_with_hook(&term, &[]);
-    let r = raw_exchange(tern.addr(), get(PANIC_PATH).as_bytes(), WAIT);
+    let request = format!("GET {PANIC_PATH} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    let r = raw_exchange(tern.addr(), request.as_bytes(), WAIT);
     assert_eq!(r.status(), Some(200), "{}", r.text());
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "panics"), 0);
