@@ -106,6 +106,34 @@ fn fds_back_to(tern: &Tern, fds: usize, limit: Duration) -> Duration {
     }
 }
 
+/// The bytes tern's sockets with local port `port` have sent or queued and not had
+/// acknowledged (`tx_queue` of /proc/net/tcp, for the sockets among tern's descriptors).
+fn send_queues(tern: &Tern, port: u16) -> u64 {
+    let inodes: std::collections::HashSet<String> =
+        std::fs::read_dir(format!("/proc/{}/fd", tern.proc.pid()))
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter_map(|link| {
+                let link = link.to_string_lossy().into_owned();
+                Some(link.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+            })
+            .collect();
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local_port = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (local, queues, inode) = (f.get(1)?, f.get(4)?, f.get(9)?);
+            if !local.ends_with(&local_port) || !inodes.contains(*inode) {
+                return None;
+            }
+            u64::from_str_radix(queues.split(':').next()?, 16).ok()
+        })
+        .sum()
+}
+
 /// One abusive connection: when it was opened, and when tern closed it.
 struct Conn {
     s: TcpStream,
@@ -300,6 +328,18 @@ fn slow_readers_are_cut_at_the_client_timeout() {
         .collect();
     std::thread::sleep(Duration::from_secs(1));
     per_connection("slow readers", before, rss(&tern), n);
+    // The kernel's side: what tern's sockets to the readers have queued and not had
+    // acknowledged, capped by TCP_NOTSENT_LOWAT (128 KiB unsent) plus the readers' small
+    // windows; without the cap Linux grows each towards `tcp_wmem`'s maximum (4 MiB).
+    let queued = send_queues(&tern, addr.port());
+    eprintln!(
+        "slow readers: tern's sockets to them queue {queued} bytes, {} each",
+        queued / n as u64
+    );
+    assert!(
+        queued / n as u64 <= 512 * 1024,
+        "{queued} bytes queued in the kernel"
+    );
     let took = served(addr);
     eprintln!("slow readers: a well-behaved request took {took:?} meanwhile");
 
