@@ -10,8 +10,8 @@
 #  1. Capacity: two closed-loop runs of $CAP_SECONDS s: keep-alive (-c 32) and one request per
 #     connection (-c 16, every request a full handshake). Skipped when KA_RATE and HS_RATE are
 #     given.
-#  2. Load: open-loop `tern bench` at KA_RATE (85% of 70% of the keep-alive capacity) over 32
-#     keep-alive connections, and at HS_RATE (15% of 70% of the handshake capacity) with a new
+#  2. Load: open-loop `tern bench` at KA_RATE (85% of $LOAD% of the keep-alive capacity) over
+#     32 keep-alive connections, and at HS_RATE (15% of $LOAD% of the handshake capacity) with a new
 #     connection per request; bench/soak_clients.py's $UPLOADERS uploaders (256 KiB POSTs)
 #     and $SLOW slow clients (a header line every 2 s until the 408); SIGHUP every
 #     $RELOAD_EVERY s, the configuration alternating between two weights of s2.
@@ -25,9 +25,14 @@
 #   bench/soak.sh                         # 30 minutes
 #   DURATION=120 bench/soak.sh            # a 2-minute check of the script and the mix
 #   OUT=bench/results/soak-$(date +%F) bench/soak.sh   # keep samples, logs and JSON
-# Knobs: DURATION [1800], RELOAD_EVERY [60], SAMPLE_EVERY [5], WARMUP_SHARE [20], CAP_SECONDS
-# [10], KA_RATE, HS_RATE, UPLOADERS [2], SLOW [20], FRONT_PORT / BACKEND_PORT (default: free
-# ports), TERN [target/release/tern].
+# Knobs: DURATION [1800], LOAD [70] percent of the measured capacity, RELOAD_EVERY [60],
+# SAMPLE_EVERY [5], WARMUP_SHARE [20], CAP_SECONDS [10], KA_RATE, HS_RATE, UPLOADERS [2], SLOW
+# [20], FRONT_PORT / BACKEND_PORT (default: free ports), TERN [target/release/tern].
+#
+# The machine must be otherwise idle: the capacity is measured once, before the load, and the
+# clients, the backends and the uploads all share CPU $CLIENT_CPU. On a machine others are
+# using, 70% of a capacity measured in a quiet moment can be more than tern gets later, and
+# the open-loop runs then count their queued requests as timeouts; lower LOAD there.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 FRONT_PORT=${FRONT_PORT:-$(free_port)}
 BACKEND_PORT=${BACKEND_PORT:-$(free_port)}
@@ -40,6 +45,7 @@ WARMUP_SHARE=${WARMUP_SHARE:-20}
 CAP_SECONDS=${CAP_SECONDS:-10}
 UPLOADERS=${UPLOADERS:-2}
 SLOW=${SLOW:-20}
+LOAD=${LOAD:-70}
 find_client
 need_cmd python3
 have_tern_run || die "'$TERN run' is not available: cargo build --release -p tern"
@@ -97,11 +103,11 @@ if [[ -z ${KA_RATE:-} || -z ${HS_RATE:-} ]]; then
         die "capacity run failed: $(cat "$TMP/cap-hs.out")"
     CAP_KA=$(json_get "$TMP/cap-ka.json" requests_per_s)
     CAP_HS=$(json_get "$TMP/cap-hs.json" requests_per_s)
-    KA_RATE=${KA_RATE:-$(awk -v c="$CAP_KA" 'BEGIN { r = int(c * 0.7 * 0.85); print (r < 1 ? 1 : r) }')}
-    HS_RATE=${HS_RATE:-$(awk -v c="$CAP_HS" 'BEGIN { r = int(c * 0.7 * 0.15); print (r < 1 ? 1 : r) }')}
+    KA_RATE=${KA_RATE:-$(awk -v c="$CAP_KA" -v l="$LOAD" 'BEGIN { r = int(c * l / 100 * 0.85); print (r < 1 ? 1 : r) }')}
+    HS_RATE=${HS_RATE:-$(awk -v c="$CAP_HS" -v l="$LOAD" 'BEGIN { r = int(c * l / 100 * 0.15); print (r < 1 ? 1 : r) }')}
     echo "capacity: $CAP_KA keep-alive requests/s, $CAP_HS full handshakes/s"
 fi
-echo "soak: $DURATION s; keep-alive $KA_RATE/s, full handshakes $HS_RATE/s, $UPLOADERS uploaders," \
+echo "soak: $DURATION s at ${LOAD}% of capacity; keep-alive $KA_RATE/s, full handshakes $HS_RATE/s, $UPLOADERS uploaders," \
     "$SLOW slow clients, a reload every $RELOAD_EVERY s"
 
 bench ka -c 32 --rate "$KA_RATE" -d "$DURATION" --warmup 0 --timeout 5 &
