@@ -19,10 +19,12 @@
 //! | `request_body.rs` | the request bytes the session reads: head, DATA (chunked if no length), trailers |
 //! | `response.rs` | the HTTP/1.1 response the session writes, as HEADERS, DATA and trailers |
 //! | `stream.rs` | the two joined as one [`ClientStream`](crate::listen::client::ClientStream) |
+//! | `fuzz.rs` | one connection served in memory, for the `http2_frames` fuzz target |
 
 mod coalesce;
 mod connect;
 mod flood;
+pub mod fuzz;
 mod linger;
 mod request;
 mod request_body;
@@ -39,6 +41,7 @@ use bytes::Bytes;
 use h2::server::{Builder, SendResponse};
 use h2::RecvStream;
 use http::Request;
+use tern_config::Http2Settings;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Instant};
 use tracing::debug;
@@ -48,6 +51,7 @@ use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::listen::accept::Acceptor;
 use crate::listen::proxy_in::Addrs;
+use crate::panics::{Guarded, Place};
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -61,8 +65,7 @@ pub(crate) use stream::ConnInfo;
 use stream::{H2Stream, Live};
 
 /// The HTTP/2 settings tern announces and the limits it keeps, from the frontend's settings.
-fn builder(w: &Worker, frontend: usize) -> Builder {
-    let settings = &w.shared.frontend(frontend).http2;
+fn builder(settings: &Http2Settings) -> Builder {
     let mut b = Builder::new();
     b.max_concurrent_streams(settings.max_concurrent_streams)
         .initial_window_size(settings.initial_window_size)
@@ -98,7 +101,7 @@ pub(crate) async fn serve<T>(
     let budget = ControlBudget::new(settings.max_control_frames as u64);
     let io = FloodGuard::new(io, Rc::clone(&budget));
     // The client preface and SETTINGS are the first request bytes: `http_request` applies.
-    let handshake = builder(&w, frontend).handshake::<_, Bytes>(io);
+    let handshake = builder(&settings).handshake::<_, Bytes>(io);
     let mut conn = match tokio::time::timeout(timeouts.http_request, handshake).await {
         Ok(Ok(conn)) => conn,
         Ok(Err(e)) => {
@@ -172,7 +175,9 @@ pub(crate) async fn serve<T>(
                     Rc::clone(&info),
                     stream_log,
                 );
-                tokio::task::spawn_local(Profiled::new(Kind::Request, task));
+                let task = Profiled::new(Kind::Request, task);
+                let place = Place::Frontend(frontend);
+                tokio::task::spawn_local(Guarded::new(&w.stats, place, "HTTP/2 stream", task));
             }
             Some(Err(e)) => {
                 debug!(error = %e, "HTTP/2 connection ended");

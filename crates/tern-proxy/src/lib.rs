@@ -35,6 +35,8 @@ mod http2;
 mod lifecycle;
 // Listening sockets, the accept loop and a session's steps.
 mod listen;
+// Tasks that survive their own panics: logged, counted, the worker goes on.
+mod panics;
 // Task profiling (`show profiling`): time per kind of work.
 pub mod profiling;
 // Request and response rules, and the facts they read.
@@ -57,6 +59,9 @@ pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry
 pub use generation::operate::OperateError;
 pub use generation::start::{servers_tls, start, start_with, ServerTlsError, Snapshot, StartError};
 pub use generation::{BoundBind, ProxyHandle};
+/// One HTTP/2 connection served in memory, for the fuzz targets (crates/tern-fuzz) only.
+#[doc(hidden)]
+pub use http2::fuzz as http2_fuzz;
 pub use stats::{AdminState, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};

@@ -7,6 +7,8 @@
 
 // The accept loop of one listening socket, run by a worker or its handshake offload thread.
 pub(crate) mod accept;
+// Failed accepts (out of file descriptors): logged once per run, summed up, not per retry.
+pub(crate) mod accept_failures;
 // What a protocol's loop needs from a client connection, plain or TLS.
 pub(crate) mod client;
 // Listening sockets: one per bind per worker, sharing the port with SO_REUSEPORT.

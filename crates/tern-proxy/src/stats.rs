@@ -101,6 +101,9 @@ counters! {
         /// Connections on an `accept_proxy` bind closed because their PROXY protocol header
         /// was malformed, truncated or late (`listen/proxy_in.rs`).
         proxy_errors,
+        /// Client connections and HTTP/2 streams whose task panicked (a bug): the connection
+        /// or stream was closed, the worker went on (`panics.rs`).
+        panics,
         /// Responses by status class.
         resp_1xx, resp_2xx, resp_3xx, resp_4xx, resp_5xx,
         /// Request bytes (head and body, as received) passed to servers.
@@ -137,6 +140,9 @@ counters! {
         tcp_sessions,
         /// Responses cut short by the server (the client connection was closed).
         aborted_responses,
+        /// HTTP/2 connections to its servers whose task panicked (a bug): the connection was
+        /// dropped, its streams failed, the worker went on (`panics.rs`).
+        panics,
         /// Request bytes (head and body, as received) passed to its servers.
         bytes_in,
         /// Response bytes written to clients from its servers.

@@ -32,6 +32,7 @@ use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::proxy_in::Expect;
 use crate::listen::session;
+use crate::panics::{Guarded, Place};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
 use crate::stats::WorkerStats;
@@ -206,7 +207,9 @@ impl Acceptor for Worker {
     }
 
     fn take(self: &Rc<Self>, conn: Accepted) {
-        tokio::task::spawn_local(session::serve(Rc::clone(self), conn));
+        let place = Place::Frontend(conn.frontend);
+        let serve = session::serve(Rc::clone(self), conn);
+        tokio::task::spawn_local(Guarded::new(&self.stats, place, "connection", serve));
     }
 }
 

@@ -182,6 +182,7 @@ impl Generations {
             .map_err(|e| refused(format!("{e:#}")))?;
         snapshot.access_log = crate::run::access_log(&snapshot.config, inner.current.access_log())
             .map_err(|e| refused(format!("{e:#}")))?;
+        crate::fd_limit::fit(snapshot.config.global.maxconn);
         let inherit = inner
             .current
             .handover()

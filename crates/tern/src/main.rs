@@ -14,6 +14,7 @@ mod cli;
 mod convert;
 mod ctl;
 mod demo;
+mod fd_limit;
 mod generations;
 mod logging;
 mod notify;

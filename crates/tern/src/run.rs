@@ -188,6 +188,7 @@ fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<P
         build_snapshot(config)
     })??;
     snapshot.access_log = access_log(&snapshot.config, None)?;
+    crate::fd_limit::fit(snapshot.config.global.maxconn);
     let inherit = incoming.map(Incoming::take_inherit).unwrap_or_default();
     tern_proxy::start_with(snapshot, inherit).context("start-up refused")
 }

@@ -91,7 +91,10 @@ async fn open<'w>(
         origin,
         ..
     } = conn;
-    let open = w.pools.h2.open(b, server, stream, key, origin, target);
+    let open = w
+        .pools
+        .h2
+        .open((&w.stats, b, server), stream, key, origin, target);
     let stream = match tokio::time::timeout(be.timeouts.connect, open).await {
         Ok(Ok(stream)) => stream,
         Ok(Err(e)) => {

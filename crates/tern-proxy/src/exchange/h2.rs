@@ -33,11 +33,13 @@ mod stream;
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use tern_config::PoolSettings;
 
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::ServerStream;
+use crate::stats::WorkerStats;
 pub(crate) use request::Target;
 use session::Session;
 pub(crate) use stream::UpstreamStream;
@@ -81,17 +83,18 @@ impl Sessions {
         Some(UpstreamStream::new(Rc::clone(session), target))
     }
 
-    /// Starts HTTP/2 on a new connection to `server` and opens a stream on it.
+    /// Starts HTTP/2 on a new connection to `server` of `backend` and opens a stream on it;
+    /// the connection's task counts a panic in `stats`' backend counters.
     pub(crate) async fn open(
         &self,
-        backend: usize,
-        server: usize,
+        (stats, backend, server): (&Arc<WorkerStats>, usize, usize),
         io: ServerStream,
         key: Option<Box<str>>,
         origin: Option<Origin>,
         target: Target,
     ) -> Result<UpstreamStream, h2::Error> {
-        let session = Session::start(io, target.addr, key, origin).await?;
+        let guard = (stats, backend);
+        let session = Session::start(io, target.addr, key, origin, guard).await?;
         let stream = UpstreamStream::new(Rc::clone(&session), target);
         if let Some(list) = self
             .by_server

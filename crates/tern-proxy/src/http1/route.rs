@@ -45,6 +45,8 @@ impl<S: ClientStream> H1Conn<S> {
         self.req_edits.clear();
         // The previous request's variables end here (an empty list when no rule sets any).
         self.vars.get_mut().end_request();
+        #[cfg(debug_assertions)]
+        crate::panics::trigger(self.head.target().get(self.buf.data()));
         if let Some(b) = routing.without_rules(cfg, fe) {
             self.backend = b;
             return self.forward(hlen).await;

@@ -9,13 +9,13 @@
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::ServerConfig;
 use tokio::net::{TcpListener, TcpStream};
-use tracing::warn;
 
 use crate::lifecycle::Lifecycle;
+use crate::listen::accept_failures::Failures;
 use crate::listen::proxy_in::Expect;
 use crate::stats::bump;
 use crate::tls::admission::Admission;
@@ -64,6 +64,7 @@ pub(crate) async fn run<A: Acceptor>(
         && a.handshakes()
             .admission
             .is_some_and(Admission::has_rate_cap);
+    let mut failures = Failures::default();
     loop {
         if capped {
             if let Some(adm) = a.handshakes().admission {
@@ -89,15 +90,20 @@ pub(crate) async fn run<A: Acceptor>(
             }
             r = listener.accept() => r,
         };
+        let name = || a.handshakes().shared.frontend(frontend).name.as_str();
         let (stream, peer) = match accepted {
             Ok(got) => got,
             Err(e) => {
-                // Out of file descriptors or memory: back off instead of spinning on accept.
-                warn!(error = %e, "accept failed");
+                // Out of file descriptors or memory: back off instead of spinning on accept,
+                // and say so once per run of failures, not at every retry.
+                failures.failed(name(), &e, Instant::now());
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
+        if failures.active() {
+            failures.accepted(name(), Instant::now());
+        }
         // Accept first, then wait for a slot while holding just this one connection: a thread
         // that waited for a slot *before* accepting would keep one reserved while idle, and
         // connections the kernel hashes to another worker could wait behind it indefinitely.

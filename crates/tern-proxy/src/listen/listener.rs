@@ -13,6 +13,16 @@ use std::net::{SocketAddr, TcpListener};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+/// The most response bytes a client socket queues in the kernel beyond what the client's
+/// window lets through (TCP_NOTSENT_LOWAT). Without it, Linux grows a socket's send buffer up
+/// to `net.ipv4.tcp_wmem`'s maximum (4 MiB by default) even for a client that reads nothing: a
+/// slow reader then costs megabytes of kernel memory until the `client` timeout, and tern's
+/// worker spends its time copying them (docs/security.md, "Slow and abusive clients"). Bytes in
+/// flight are not limited by it, so the congestion window and send-buffer autotuning still set
+/// the pace for clients that do read; 128 KiB keeps the socket fed between two writes of
+/// tern's buffers.
+pub(crate) const CLIENT_NOTSENT_LOWAT: u32 = 128 * 1024;
+
 fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     if addr.is_ipv6() {
@@ -35,6 +45,8 @@ pub(crate) fn bind(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
     // Accepted sockets inherit TCP_NODELAY from the listener on Linux (checked by a test), which
     // saves a setsockopt per connection: small responses must not wait for Nagle's algorithm.
     socket.set_tcp_nodelay(true)?;
+    // Inherited the same way (checked by the same test).
+    socket.set_tcp_notsent_lowat(CLIENT_NOTSENT_LOWAT)?;
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
@@ -86,13 +98,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn accepted_sockets_inherit_nodelay() {
+    fn accepted_sockets_inherit_nodelay_and_notsent_lowat() {
         let (addr, mut listeners) = bind_group("127.0.0.1:0".parse().unwrap(), 1, 16).unwrap();
         let listener = listeners.remove(0);
         listener.set_nonblocking(false).unwrap();
         let _client = std::net::TcpStream::connect(addr).unwrap();
         let (accepted, _) = listener.accept().unwrap();
         assert!(accepted.nodelay().unwrap());
+        let accepted = socket2::SockRef::from(&accepted);
+        assert_eq!(accepted.tcp_notsent_lowat().unwrap(), CLIENT_NOTSENT_LOWAT);
     }
 
     #[test]

@@ -38,12 +38,31 @@ pub struct Proc {
 impl Proc {
     /// Spawns `tern ARGS...` with stderr captured to a file in `dir`.
     pub fn spawn(args: &[&str], dir: &Path) -> Proc {
+        Proc::spawn_env(args, dir, &[])
+    }
+
+    /// [`Proc::spawn`] with these environment variables set.
+    pub fn spawn_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Proc {
+        let mut cmd = Command::new(tern_bin());
+        cmd.args(args).envs(env.iter().copied());
+        Proc::spawn_command(cmd, args, dir)
+    }
+
+    /// [`Proc::spawn`] with at most `nofile` file descriptors (`ulimit -n` in a shell that then
+    /// becomes tern, so the process is tern's own).
+    pub fn spawn_nofile(args: &[&str], dir: &Path, nofile: u64) -> Proc {
+        let mut cmd = Command::new("sh");
+        let script = format!("ulimit -n {nofile} && exec \"$0\" \"$@\"");
+        cmd.args(["-c", &script, tern_bin()]).args(args);
+        Proc::spawn_command(cmd, args, dir)
+    }
+
+    fn spawn_command(mut cmd: Command, args: &[&str], dir: &Path) -> Proc {
         let stderr = dir.join(format!(
             "stderr-{}.log",
             args.first().copied().unwrap_or("x")
         ));
-        let mut child = Command::new(tern_bin())
-            .args(args)
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -224,6 +243,16 @@ impl Tern {
         Tern { proc, dir, binds }
     }
 
+    /// [`Tern::run_in`] with these environment variables set.
+    pub fn run_env(dir: PathBuf, toml: &str, env: &[(&str, &str)]) -> Tern {
+        let path = dir.join("tern.toml");
+        std::fs::write(&path, toml).unwrap();
+        let mut proc = Proc::spawn_env(&["run", "-c", path.to_str().unwrap()], &dir, env);
+        proc.wait_line("ready:");
+        let binds = proc.listening();
+        Tern { proc, dir, binds }
+    }
+
     /// Writes `toml` as the configuration file and sends SIGHUP; waits for the `reloaded:` line
     /// and returns the addresses the new generation listens on.
     pub fn reload(&mut self, toml: &str) -> Vec<(String, SocketAddr)> {
@@ -240,6 +269,23 @@ impl Tern {
         let line = self.proc.seen.iter().find(|l| l.starts_with(&prefix));
         let line = line.unwrap_or_else(|| panic!("no bind of {name}: {:?}", self.proc.seen));
         listening_in(std::slice::from_ref(line))[0].1
+    }
+
+    /// [`Tern::run_in`] with at most `nofile` file descriptors.
+    pub fn run_nofile(dir: PathBuf, toml: &str, nofile: u64) -> Tern {
+        let path = dir.join("tern.toml");
+        std::fs::write(&path, toml).unwrap();
+        let mut proc = Proc::spawn_nofile(&["run", "-c", path.to_str().unwrap()], &dir, nofile);
+        proc.wait_line("ready:");
+        let binds = proc.listening();
+        Tern { proc, dir, binds }
+    }
+
+    /// How many file descriptors tern has open.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.proc.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
     }
 
     /// The first bind's address.

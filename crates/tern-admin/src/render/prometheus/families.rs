@@ -111,6 +111,11 @@ pub(super) const FRONTEND: &[Family] = &[
         &[("proxy_errors", "")],
     ),
     one(
+        "tern_frontend_panics_total",
+        "Client connections and HTTP/2 streams closed because their task panicked (a bug; the worker went on).",
+        &[("panics", "")],
+    ),
+    one(
         "tern_frontend_tcp_sessions_total",
         "Connections served in TCP mode, relayed whole to a server.",
         &[("tcp_sessions", "")],
@@ -188,6 +193,11 @@ pub(super) const BACKEND: &[Family] = &[
         "tern_backend_aborted_responses_total",
         "Responses cut short by the server (the client connection was closed).",
         &[("aborted_responses", "")],
+    ),
+    one(
+        "tern_backend_panics_total",
+        "HTTP/2 connections to its servers dropped because their task panicked (a bug; the worker went on).",
+        &[("panics", "")],
     ),
     Family {
         name: "tern_backend_bytes_total",

@@ -10,6 +10,7 @@
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
@@ -20,7 +21,9 @@ use tracing::debug;
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::{ServerStream, RESPONSE_LIMITS};
 use crate::h2body::OUT_LIMIT;
+use crate::panics::{Guarded, Place};
 use crate::profiling::{Kind, Profiled};
+use crate::stats::WorkerStats;
 
 /// The window a stream's response may fill before the relay reads it: the most a response
 /// buffers in tern per stream.
@@ -28,6 +31,15 @@ const STREAM_WINDOW: u32 = 256 * 1024;
 
 /// The window all of a connection's responses share.
 const CONNECTION_WINDOW: u32 = 1024 * 1024;
+
+/// Marks a session ended when its connection task ends, however it ends.
+struct Ended(Rc<Cell<bool>>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
 
 /// An HTTP/2 connection to a server.
 #[derive(Debug)]
@@ -54,17 +66,22 @@ impl Session {
         addr: SocketAddr,
         key: Option<Box<str>>,
         origin: Option<Origin>,
+        (stats, backend): (&Arc<WorkerStats>, usize),
     ) -> Result<Rc<Session>, h2::Error> {
         let (send, connection) = builder().handshake::<_, Bytes>(stream).await?;
         let ended = Rc::new(Cell::new(false));
-        let flag = Rc::clone(&ended);
+        // Set when the task ends, a panic included (then the session is never reused).
+        let flag = Ended(Rc::clone(&ended));
         let drive = async move {
+            let _flag = flag;
             if let Err(e) = connection.await {
                 debug!(%addr, error = %e, "HTTP/2 server connection ended");
             }
-            flag.set(true);
         };
-        tokio::task::spawn_local(Profiled::new(Kind::Http2, drive));
+        let drive = Profiled::new(Kind::Http2, drive);
+        let place = Place::Backend(backend);
+        let what = "HTTP/2 server connection";
+        tokio::task::spawn_local(Guarded::new(stats, place, what, drive));
         Ok(Rc::new(Session {
             send,
             streams: Cell::new(0),
