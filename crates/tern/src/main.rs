@@ -29,11 +29,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc rather than glibc's allocator: HTTP/2 streams allocate and free per request, and
-/// glibc's free-list consolidation was ~10% of the proxy's CPU under h2load.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     logging::init(&cli.log_level);
