@@ -21,7 +21,7 @@ use tern_config::HttpCheck;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{timeout_at, Instant};
 
-use super::http::{contains_from, show, DEFAULT_EXPECT};
+use super::http::{contains_from, judge_body, judge_status};
 use super::{timed_out, CheckCode, Finding};
 
 /// Body data searched for `expect_body` (as for HTTP/1.1 checks).
@@ -90,25 +90,11 @@ async fn judge(
         .map_err(|e| failure(&e, "sending the request"))?;
     let response = response.await.map_err(|e| failure(&e, "the response"))?;
     let status = response.status().as_u16();
-    let expect = if check.expect_status.is_empty() {
-        DEFAULT_EXPECT
-    } else {
-        &check.expect_status
-    };
-    if !expect.iter().any(|r| r.contains(status)) {
-        let text = format!("status {status} (expected {})", show(expect));
-        return Err(Finding::new(CheckCode::L7Sts, text));
-    }
-    let Some(needle) = check.expect_body.as_deref() else {
+    let Some(needle) = judge_status(check, status)? else {
         return Ok(Finding::new(CheckCode::L7Ok, format!("status {status}")));
     };
-    if search_body(response.into_body(), needle.as_bytes()).await? {
-        let text = format!("status {status}, body contains {needle:?}");
-        Ok(Finding::new(CheckCode::L7Ok, text))
-    } else {
-        let text = format!("status {status}, body does not contain {needle:?}");
-        Err(Finding::new(CheckCode::L7Body, text))
-    }
+    let found = search_body(response.into_body(), needle.as_bytes()).await?;
+    judge_body(status, needle, found)
 }
 
 /// The check's request: `authority` is the configured host, else the check's address.

@@ -38,7 +38,7 @@ const LIMITS: Limits = Limits {
 };
 
 /// Statuses that pass when `expect_status` is empty (the configuration's default).
-pub(super) const DEFAULT_EXPECT: &[StatusRange] = &[StatusRange {
+const DEFAULT_EXPECT: &[StatusRange] = &[StatusRange {
     low: 200,
     high: 399,
 }];
@@ -74,6 +74,17 @@ where
     let method = method(&check.method);
     let (len, filled) = read_head(io, &mut buf, &mut head, method).await?;
     let status = head.status();
+    let Some(needle) = judge_status(check, status)? else {
+        return Ok(Finding::new(CheckCode::L7Ok, format!("status {status}")));
+    };
+    let reader = head.body_reader(&LIMITS);
+    let found = search_body(io, &mut buf, len..filled, reader, needle.as_bytes()).await?;
+    judge_body(status, needle, found)
+}
+
+/// The status against `expect_status`; when it passes, the text the body must contain, if any.
+/// Shared by HTTP/1.1 and HTTP/2 checks (`h2.rs`).
+pub(super) fn judge_status(check: &HttpCheck, status: u16) -> Result<Option<&str>, Finding> {
     let expect = if check.expect_status.is_empty() {
         DEFAULT_EXPECT
     } else {
@@ -83,11 +94,12 @@ where
         let text = format!("status {status} (expected {})", show(expect));
         return Err(Finding::new(CheckCode::L7Sts, text));
     }
-    let Some(needle) = check.expect_body.as_deref() else {
-        return Ok(Finding::new(CheckCode::L7Ok, format!("status {status}")));
-    };
-    let reader = head.body_reader(&LIMITS);
-    if search_body(io, &mut buf, len..filled, reader, needle.as_bytes()).await? {
+    Ok(check.expect_body.as_deref())
+}
+
+/// The verdict once the body was searched for `needle`.
+pub(super) fn judge_body(status: u16, needle: &str, found: bool) -> Result<Finding, Finding> {
+    if found {
         let text = format!("status {status}, body contains {needle:?}");
         Ok(Finding::new(CheckCode::L7Ok, text))
     } else {
@@ -260,7 +272,7 @@ fn invalid(text: impl Into<String>) -> Finding {
 }
 
 /// `expect_status` for a log line: `200-399`, `200,204`; adjacent ranges are shown as one.
-pub(super) fn show(ranges: &[StatusRange]) -> String {
+fn show(ranges: &[StatusRange]) -> String {
     let mut merged: Vec<StatusRange> = Vec::new();
     for r in ranges {
         match merged.last_mut() {
