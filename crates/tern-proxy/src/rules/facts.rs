@@ -202,11 +202,7 @@ impl Samples for RequestFacts<'_> {
     }
 
     fn first_field(&self, name: &str) -> Option<&[u8]> {
-        self.head
-            .fields()
-            .iter()
-            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
-            .map(|f| f.value(self.buf))
+        first_named(self.head.fields(), self.buf, name)
     }
 
     fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
@@ -262,11 +258,7 @@ impl Samples for ResponseFacts<'_> {
     }
 
     fn first_field(&self, name: &str) -> Option<&[u8]> {
-        self.head
-            .fields()
-            .iter()
-            .find(|f| f.name(self.buf).eq_ignore_ascii_case(name.as_bytes()))
-            .map(|f| f.value(self.buf))
+        first_named(self.head.fields(), self.buf, name)
     }
 
     fn each_field_name(&self, each: &mut dyn FnMut(&[u8])) {
@@ -283,6 +275,14 @@ fn fields_named(fields: &[Field], buf: &[u8], name: &str, each: &mut dyn FnMut(&
         .iter()
         .filter(|f| f.name(buf).eq_ignore_ascii_case(name.as_bytes()))
         .for_each(|f| each(f.value(buf)));
+}
+
+/// The value of the first field named `name`.
+fn first_named<'b>(fields: &[Field], buf: &'b [u8], name: &str) -> Option<&'b [u8]> {
+    fields
+        .iter()
+        .find(|f| f.name(buf).eq_ignore_ascii_case(name.as_bytes()))
+        .map(|f| f.value(buf))
 }
 
 /// The samples of the connection; request-line samples have no value here.
