@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 struct Netns {
     name: String,
     host_if: String,
+    ns_if: String,
     /// The address of the namespace's end.
     inside: String,
 }
@@ -43,6 +44,7 @@ impl Netns {
         let ns = Netns {
             name: name.clone(),
             host_if: host_if.clone(),
+            ns_if: ns_if.clone(),
             inside: inside.clone(),
         };
         if !run(&["ip", "netns", "add", &name]) {
@@ -87,7 +89,7 @@ impl Netns {
     /// queue adds delay under load. (`tc netem` would add jitter and reordering too; the
     /// kernels of some machines, this one's included, do not have it.)
     fn impair(&self, loss_pct: u32, rate: &str) {
-        let ns_if = self.host_if.replace('h', "n");
+        let ns_if = &self.ns_if;
         let tbf = [
             "root", "tbf", "rate", rate, "burst", "32kbit", "latency", "50ms",
         ];
@@ -97,7 +99,7 @@ impl Netns {
         let mut inside = vec![
             "ip", "netns", "exec", &self.name, "tc", "qdisc", "replace", "dev",
         ];
-        inside.push(&ns_if);
+        inside.push(ns_if);
         inside.extend_from_slice(&tbf);
         assert!(run(&inside), "tc tbf in {}", self.name);
         let nft = |rule: &str| {
@@ -121,10 +123,10 @@ impl Netns {
 
     /// Back to a clean link.
     fn repair(&self) {
-        let ns_if = self.host_if.replace('h', "n");
+        let ns_if = &self.ns_if;
         run(&["tc", "qdisc", "del", "dev", &self.host_if, "root"]);
         run(&[
-            "ip", "netns", "exec", &self.name, "tc", "qdisc", "del", "dev", &ns_if, "root",
+            "ip", "netns", "exec", &self.name, "tc", "qdisc", "del", "dev", ns_if, "root",
         ]);
         run(&[
             "ip",
