@@ -47,7 +47,7 @@ pub struct SuiteArgs {
     pub out: Option<PathBuf>,
 
     /// Run only these targets of the scenario, comma-separated (tern, haproxy, nginx,
-    /// stunnel+haproxy, hitch+haproxy).
+    /// stunnel+haproxy, hitch+haproxy, tern+haproxy, stunnel, hitch).
     #[arg(long, value_name = "TARGETS")]
     pub only: Option<String>,
 

@@ -81,6 +81,7 @@ pub fn versions(tools: &Tools, kinds: &[TargetKind]) -> BTreeMap<String, String>
         TargetKind::Haproxy,
         TargetKind::StunnelHaproxy,
         TargetKind::HitchHaproxy,
+        TargetKind::TernHaproxy,
     ];
     let mut add = |name: &str, program: &Option<PathBuf>, arg: &str, used: bool| {
         if let (true, Some(p)) = (used, program) {
@@ -95,13 +96,13 @@ pub fn versions(tools: &Tools, kinds: &[TargetKind]) -> BTreeMap<String, String>
         "stunnel",
         &tools.stunnel,
         "-version",
-        uses(&[TargetKind::StunnelHaproxy]),
+        uses(&[TargetKind::StunnelHaproxy, TargetKind::Stunnel]),
     );
     add(
         "hitch",
         &tools.hitch,
         "--version",
-        uses(&[TargetKind::HitchHaproxy]),
+        uses(&[TargetKind::HitchHaproxy, TargetKind::Hitch]),
     );
     if let Some(openssl) = crate::targets::which("openssl") {
         if let Some(line) = version_of(&openssl, "version") {

@@ -45,11 +45,12 @@ pub fn measure(cx: &Context<'_>, w: &Workload, kind: TargetKind, run: u32) -> Ou
     }
 }
 
-/// Loopback addresses for a target's listeners: free ports, except tern's (port 0, read back).
+/// Loopback addresses for a target's listeners: free ports, except tern's front (port 0, read
+/// back from its `listening:` line, also when tern is the offloader in front of HAProxy).
 fn addresses(kind: TargetKind) -> Result<[SocketAddr; 3], String> {
     let port = || crate::procs::free_port().map_err(|e| format!("no free loopback port: {e}"));
     let front = match kind {
-        TargetKind::Tern => SocketAddr::from(([127, 0, 0, 1], 0)),
+        TargetKind::Tern | TargetKind::TernHaproxy => SocketAddr::from(([127, 0, 0, 1], 0)),
         _ => port()?,
     };
     Ok([front, port()?, port()?])

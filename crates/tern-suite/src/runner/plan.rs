@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::measure::{self, Capabilities, LoadSpec};
-use crate::scenario::{Load, Scenario, TargetKind, Workload};
+use crate::scenario::{Load, Mode, Scenario, TargetKind, Workload};
 use crate::targets::{self, Layout, Tools};
 
 /// The targets to run and the notes for the report.
@@ -128,6 +128,10 @@ pub fn settings(w: &Workload, monitor_uri: &str, client_cpus: &[usize]) -> Strin
         Load::Open { rate, connections } => {
             format!("{rate}/s arrivals over at most {connections} connections")
         }
+    };
+    let proto = match w.mode {
+        Mode::Tcp => format!("TCP relay, {proto}"),
+        Mode::Http => proto,
     };
     let path = if w.is_monitor(monitor_uri) {
         format!("GET {} (monitor URI, no backend)", w.path)

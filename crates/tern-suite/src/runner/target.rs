@@ -114,7 +114,7 @@ impl Running {
             lines.extend(child.stop());
         }
         match self.kind {
-            TargetKind::Tern => tern_counts(&lines),
+            TargetKind::Tern | TargetKind::TernHaproxy => tern_counts(&lines),
             TargetKind::Haproxy => ServerCounts {
                 full: ssl_delta,
                 resumed: None,

@@ -65,15 +65,24 @@ pub enum TargetKind {
     StunnelHaproxy,
     /// hitch terminates TLS, HAProxy balances.
     HitchHaproxy,
+    /// tern in TCP mode terminates TLS, HAProxy balances (tern in stunnel's place).
+    TernHaproxy,
+    /// stunnel alone, relaying TLS-terminated connections straight to the backends (TCP mode).
+    Stunnel,
+    /// hitch alone, relaying straight to the (single) backend (TCP mode).
+    Hitch,
 }
 
 impl TargetKind {
-    pub const ALL: [TargetKind; 5] = [
+    pub const ALL: [TargetKind; 8] = [
         TargetKind::Tern,
         TargetKind::Haproxy,
         TargetKind::Nginx,
         TargetKind::StunnelHaproxy,
         TargetKind::HitchHaproxy,
+        TargetKind::TernHaproxy,
+        TargetKind::Stunnel,
+        TargetKind::Hitch,
     ];
 
     /// The name used in scenario files and reports.
@@ -84,6 +93,9 @@ impl TargetKind {
             TargetKind::Nginx => "nginx",
             TargetKind::StunnelHaproxy => "stunnel+haproxy",
             TargetKind::HitchHaproxy => "hitch+haproxy",
+            TargetKind::TernHaproxy => "tern+haproxy",
+            TargetKind::Stunnel => "stunnel",
+            TargetKind::Hitch => "hitch",
         }
     }
 
@@ -235,6 +247,28 @@ impl TlsSpec {
     }
 }
 
+/// What the targets do with a connection: proxy HTTP requests, or relay the connection whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// An HTTP proxy: requests parsed, balanced and forwarded (the default).
+    #[default]
+    Http,
+    /// A TCP relay (tern and HAProxy `mode tcp`, stunnel, hitch): each client connection goes
+    /// whole to one backend, chosen round-robin per connection, its bytes never read (after the
+    /// TLS handshake on a TLS workload). The client still speaks HTTP/1.1, to the backend.
+    Tcp,
+}
+
+impl Mode {
+    /// "http" or "tcp", as written in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Http => "http",
+            Mode::Tcp => "tcp",
+        }
+    }
+}
+
 /// How load is offered.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Load {
@@ -266,6 +300,8 @@ pub struct Workload {
     pub about: String,
     /// Path and query, e.g. `/test` or `/?s=1m`.
     pub path: String,
+    /// HTTP proxying or a TCP relay (`mode = "tcp"`).
+    pub mode: Mode,
     /// `None` for plain HTTP.
     pub tls: Option<TlsSpec>,
     /// 1 = one request per connection (a full handshake each), 0 = keep-alive.

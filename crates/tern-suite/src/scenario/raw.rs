@@ -69,6 +69,7 @@ pub(crate) struct RawWorkload {
     pub name: Option<String>,
     pub about: Option<String>,
     pub path: Option<String>,
+    pub mode: Option<String>,
     pub tls: Option<bool>,
     pub h2: Option<bool>,
     pub streams: Option<i64>,

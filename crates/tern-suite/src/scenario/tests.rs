@@ -364,3 +364,79 @@ fn the_shipped_scenarios_are_valid() {
         dir.display()
     );
 }
+
+const TCP: &str = r#"
+[scenario]
+name = "tcp"
+targets = ["tern", "haproxy", "stunnel"]
+
+[defaults]
+mode = "tcp"
+
+[[workload]]
+name = "hs"
+path = "/?s=107"
+"#;
+
+#[test]
+fn tcp_mode_is_a_workload_key_defaulting_to_http() {
+    let s = parse_ok(TCP);
+    assert_eq!(s.workloads[0].mode, Mode::Tcp);
+    assert_eq!(parse_ok(MINIMAL).workloads[0].mode, Mode::Http);
+    let s = parse_ok(&format!(
+        "{TCP}\n[[workload]]\nname = \"h\"\nmode = \"http\"\n"
+    ));
+    assert_eq!(s.workloads[1].mode, Mode::Http);
+    let errs = errors(&format!("{MINIMAL}mode = \"udp\"\n"));
+    assert_eq!(
+        errs,
+        ["s.toml:9: workload[0].mode: \"udp\": expected \"http\" or \"tcp\""]
+    );
+}
+
+#[test]
+fn tcp_mode_refuses_what_a_relay_cannot_do() {
+    // The monitor URI: no relay answers it.
+    let errs = errors(&TCP.replace("/?s=107", "/test"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("s.toml:11: workload[0].path: \"/test\" is the monitor URI"),
+        "{errs:?}"
+    );
+    // A path from [defaults] is located there.
+    let errs = errors(
+        &TCP.replace("path = \"/?s=107\"\n", "")
+            .replace("[defaults]", "[defaults]\npath = \"/test\""),
+    );
+    assert!(
+        errs[0].starts_with("s.toml:7: defaults.path: \"/test\" is the monitor URI"),
+        "{errs:?}"
+    );
+    // HTTP/2 streams.
+    let errs = errors(&format!("{TCP}h2 = true\nstreams = 8\n"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("s.toml:12: workload[0].h2: HTTP/2 streams need an HTTP proxy"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn stunnel_and_hitch_alone_need_tcp_workloads_and_hitch_one_backend() {
+    let errs = errors(&TCP.replace("mode = \"tcp\"", "mode = \"http\""));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("s.toml:4: scenario.targets[2]: stunnel relays TCP: no workload"),
+        "{errs:?}"
+    );
+    let text = TCP.replace("\"stunnel\"]", "\"stunnel\"]\noptional = [\"hitch\"]");
+    assert_eq!(parse_ok(&text).targets.len(), 4);
+    let errs = errors(&format!("{text}\n[backends]\ncount = 2\n"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("s.toml:5: scenario.optional[0]: hitch relays to one backend"),
+        "{errs:?}"
+    );
+    // stunnel takes the backends in turn: more than one is fine.
+    parse_ok(&format!("{TCP}\n[backends]\ncount = 2\n"));
+}

@@ -53,7 +53,8 @@ pub(crate) fn validate(raw: RawScenario, file: &Path, host: &Host) -> Result<Sce
         .threads
         .map_or(1, |n| cx.int(n, &bp.key("threads"), 1, 64));
     let speed = raw.speed.map(|s| s.args.unwrap_or_default());
-    let workloads = cx.workloads(&raw.workload, &raw.defaults, &cpus);
+    let workloads = cx.workloads(&raw.workload, &raw.defaults, &cpus, &monitor_uri);
+    cx.relays(&targets, &head, &workloads, backends);
     if !cx.issues.is_empty() {
         return Err(cx.issues);
     }
@@ -102,6 +103,7 @@ impl Ctx<'_> {
         raw: &[RawWorkload],
         defaults: &RawWorkload,
         cpus: &CpuSets,
+        monitor_uri: &str,
     ) -> Vec<Workload> {
         let root = KeyPath::root();
         if raw.is_empty() {
@@ -111,7 +113,7 @@ impl Ctx<'_> {
         let mut workloads = Vec::new();
         for (i, w) in raw.iter().enumerate() {
             let path = root.key("workload").index(i);
-            let workload = self.workload(w, defaults, &path, cpus);
+            let workload = self.workload(w, defaults, &path, cpus, monitor_uri);
             if !workload.name.is_empty() && !names.insert(workload.name.clone()) {
                 self.issue(
                     &path.key("name"),
@@ -285,6 +287,53 @@ impl Ctx<'_> {
             );
         }
         specs
+    }
+
+    /// The TCP relays alone (stunnel, hitch) only relay: a scenario naming one needs a workload
+    /// with `mode = "tcp"`, and hitch (one `backend` address) a single backend.
+    fn relays(
+        &mut self,
+        targets: &[TargetSpec],
+        head: &super::raw::RawHead,
+        workloads: &[Workload],
+        backends: usize,
+    ) {
+        let tcp = workloads.iter().any(|w| w.mode == super::Mode::Tcp);
+        let head_path = KeyPath::root().key("scenario");
+        let lists = [(&head.targets, "targets"), (&head.optional, "optional")];
+        for spec in targets {
+            if !matches!(spec.kind, TargetKind::Stunnel | TargetKind::Hitch) {
+                continue;
+            }
+            let at = lists
+                .iter()
+                .find_map(|(list, key)| {
+                    let i = list
+                        .iter()
+                        .flatten()
+                        .position(|n| TargetKind::from_name(n) == Some(spec.kind))?;
+                    Some(head_path.key(key).index(i))
+                })
+                .unwrap_or_else(|| head_path.key("targets"));
+            if !tcp {
+                self.issue(
+                    &at,
+                    format!(
+                        "{} relays TCP: no workload has mode = \"tcp\" (for HTTP workloads \
+                         compare {}+haproxy)",
+                        spec.kind, spec.kind
+                    ),
+                );
+            } else if spec.kind == TargetKind::Hitch && backends > 1 {
+                self.issue(
+                    &at,
+                    format!(
+                        "hitch relays to one backend address, and this scenario has {backends}: \
+                         set backends.count = 1, or drop hitch"
+                    ),
+                );
+            }
+        }
     }
 
     fn positive(&mut self, n: RawNumber, path: &KeyPath) -> f64 {

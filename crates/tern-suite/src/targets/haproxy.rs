@@ -5,18 +5,23 @@
 //! version pinned with the `ssl-default-bind-*` keywords, the monitor URI answered by HAProxy
 //! itself, `http-reuse always` towards the servers, and a stats socket on loopback so the suite
 //! can read `CumSslConns` (handshakes counted by the server). Behind stunnel or hitch the same
-//! configuration listens in plain HTTP on the inner address.
+//! configuration listens in plain HTTP on the inner address. In TCP mode (`mode = "tcp"`
+//! workloads) it is `mode tcp` with `ssl` on the bind for TLS workloads, as bench/tcp.sh has it:
+//! no monitor URI, no HTTP timeouts, no `http-reuse`.
 
 use std::fmt::Write as _;
 
 use super::{
     pinned, Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, KEEP_ALIVE_S, MAXCONN, SERVER_S,
 };
-use crate::scenario::{KeyExchange, TlsSpec, TlsVersion};
+use crate::scenario::{KeyExchange, Mode, TlsSpec, TlsVersion};
 
 /// HAProxy as the TLS-terminating balancer.
 pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
-    let text = config(layout, true);
+    let text = match layout.workload.mode {
+        Mode::Http => config(layout, true),
+        Mode::Tcp => tcp_config(layout),
+    };
     let file = "haproxy.cfg".to_owned();
     let path = layout.dir.join(&file);
     let program = tools.haproxy.clone().unwrap_or_else(|| "haproxy".into());
@@ -44,17 +49,7 @@ pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
 pub(super) fn config(layout: &Layout<'_>, terminate_tls: bool) -> String {
     let w = layout.workload;
     let tls = w.tls.filter(|_| terminate_tls);
-    let mut c = String::with_capacity(2048);
-    c.push_str("global\n");
-    let _ = writeln!(c, "    nbthread {}", layout.cpus.len());
-    for (i, cpu) in layout.cpus.iter().enumerate() {
-        let _ = writeln!(c, "    cpu-map 1/{} {cpu}", i + 1);
-    }
-    let _ = writeln!(c, "    maxconn {MAXCONN}");
-    let _ = writeln!(c, "    stats socket ipv4@{} level admin", layout.stats);
-    if let Some(tls) = &tls {
-        tls_globals(&mut c, tls);
-    }
+    let mut c = global(layout, tls.as_ref());
     let _ = write!(
         c,
         "\ndefaults\n    mode http\n    timeout connect {CONNECT_S}s\n    timeout client {CLIENT_S}s\n    \
@@ -92,10 +87,54 @@ pub(super) fn config(layout: &Layout<'_>, terminate_tls: bool) -> String {
         layout.monitor_uri
     );
     c.push_str("backend app\n    balance roundrobin\n    http-reuse always\n");
+    servers(&mut c, layout);
+    c
+}
+
+/// HAProxy as a TCP relay (`mode tcp`), terminating TLS with `ssl` on the bind when the
+/// workload has TLS; round-robin per connection over the backends.
+pub(super) fn tcp_config(layout: &Layout<'_>) -> String {
+    let tls = layout.workload.tls;
+    let mut c = global(layout, tls.as_ref());
+    let _ = write!(
+        c,
+        "\ndefaults\n    mode tcp\n    timeout connect {CONNECT_S}s\n    timeout client {CLIENT_S}s\n    \
+         timeout server {SERVER_S}s\n\nfrontend web\n"
+    );
+    match (tls, &layout.cert) {
+        (Some(_), Some(cert)) => {
+            let _ = writeln!(c, "    bind {} ssl crt {}", layout.front, cert.display());
+        }
+        _ => {
+            let _ = writeln!(c, "    bind {}", layout.front);
+        }
+    }
+    c.push_str("    default_backend app\n\nbackend app\n    balance roundrobin\n");
+    servers(&mut c, layout);
+    c
+}
+
+/// The `global` section: threads pinned one per CPU, the connection limit, the stats socket
+/// and, when HAProxy terminates TLS, the TLS policy.
+fn global(layout: &Layout<'_>, tls: Option<&TlsSpec>) -> String {
+    let mut c = String::with_capacity(2048);
+    c.push_str("global\n");
+    let _ = writeln!(c, "    nbthread {}", layout.cpus.len());
+    for (i, cpu) in layout.cpus.iter().enumerate() {
+        let _ = writeln!(c, "    cpu-map 1/{} {cpu}", i + 1);
+    }
+    let _ = writeln!(c, "    maxconn {MAXCONN}");
+    let _ = writeln!(c, "    stats socket ipv4@{} level admin", layout.stats);
+    if let Some(tls) = tls {
+        tls_globals(&mut c, tls);
+    }
+    c
+}
+
+fn servers(c: &mut String, layout: &Layout<'_>) {
     for (i, addr) in layout.backends.iter().enumerate() {
         let _ = writeln!(c, "    server s{} {addr}", i + 1);
     }
-    c
 }
 
 /// The `global` lines pinning TLS: no session cache, no tickets, the workload's version, suite

@@ -10,6 +10,10 @@
 //! `worker_cpu_affinity`; stunnel and hitch have no per-thread pinning, so only `taskset`
 //! confines them). Every process is also started under `taskset -c TARGET_CPUS`.
 //!
+//! With `mode = "tcp"` every target is a TCP relay instead (tern and HAProxy `mode tcp`, stunnel
+//! and hitch alone): no monitor URI, no request read, each client connection relayed whole to
+//! one backend chosen round-robin per connection, a new server connection each time.
+//!
 //! tern's TLS policy is fixed (TLS 1.2 and 1.3, ECDHE with AEAD suites only) and has no setting
 //! to narrow it; the client offers exactly the workload's version, suite and group, so the
 //! handshake a target performs is the same either way.
@@ -17,6 +21,7 @@
 mod haproxy;
 mod nginx;
 mod offload;
+mod relay;
 mod tern;
 
 #[cfg(test)]
@@ -25,7 +30,7 @@ mod tests;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use crate::scenario::{Group, KeyExchange, TargetKind, Workload};
+use crate::scenario::{Group, KeyExchange, Mode, TargetKind, Workload};
 
 /// Connection limit of every target (HAProxy needs about two descriptors per connection, and
 /// the usual hard limit of 20000 descriptors leaves room for 8000).
@@ -53,7 +58,7 @@ pub struct Layout<'a> {
     pub cert: Option<PathBuf>,
     /// Where clients connect (tern: port 0, read back from its `listening:` line).
     pub front: SocketAddr,
-    /// HAProxy's plain listener behind a TLS offloader (stunnel, hitch).
+    /// HAProxy's plain listener behind a TLS offloader (stunnel, hitch, tern).
     pub inner: SocketAddr,
     /// HAProxy's stats socket (`show info`: CumSslConns).
     pub stats: SocketAddr,
@@ -127,6 +132,9 @@ impl Tools {
             TargetKind::Nginx => &[("nginx", &self.nginx)],
             TargetKind::StunnelHaproxy => &[("stunnel", &self.stunnel), ("haproxy", &self.haproxy)],
             TargetKind::HitchHaproxy => &[("hitch", &self.hitch), ("haproxy", &self.haproxy)],
+            TargetKind::TernHaproxy => &[("haproxy", &self.haproxy)],
+            TargetKind::Stunnel => &[("stunnel", &self.stunnel)],
+            TargetKind::Hitch => &[("hitch", &self.hitch)],
         };
         let absent: Vec<&str> = need
             .iter()
@@ -172,33 +180,58 @@ pub fn client_unsupported(w: &Workload) -> Option<String> {
 /// Why `kind` cannot do workload `w`, or `None` when it can.
 pub fn unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
     let tls = w.tls.as_ref();
-    match kind {
-        TargetKind::Tern => {
-            let tls = tls?;
-            (!tls.suite.rustls).then(|| {
-                format!(
-                    "tern's TLS policy (rustls) has no {} ({} key exchange{})",
-                    tls.suite.iana,
-                    tls.suite.kx.label(),
-                    if tls.suite.openssl.contains("SHA") && !tls.suite.openssl.contains("GCM") {
-                        ", CBC"
-                    } else {
-                        ""
-                    }
-                )
-            })
+    let offloader = matches!(
+        kind,
+        TargetKind::StunnelHaproxy | TargetKind::HitchHaproxy | TargetKind::TernHaproxy
+    );
+    let relay = matches!(kind, TargetKind::Stunnel | TargetKind::Hitch);
+    match (w.mode, kind) {
+        (Mode::Tcp, TargetKind::Nginx) => {
+            return Some("the suite does not configure nginx's stream module (TCP)".into())
         }
-        TargetKind::Haproxy | TargetKind::Nginx => openssl_unsupported(kind, w),
-        TargetKind::StunnelHaproxy | TargetKind::HitchHaproxy => match tls {
-            None => Some(format!(
-                "{kind} is a TLS offloader: no plain-HTTP path to compare"
-            )),
-            Some(_) if w.h2_streams.is_some() => Some(format!(
-                "{kind}: the suite does not configure ALPN h2 through the offloader"
-            )),
-            Some(_) => openssl_unsupported(kind, w),
-        },
+        (Mode::Tcp, _) if offloader => {
+            return Some(format!(
+                "{kind} is an HTTP chain: in TCP mode the relays are compared alone"
+            ))
+        }
+        (Mode::Http, _) if relay => {
+            return Some(format!(
+                "{kind} relays TCP only: compare {kind}+haproxy on HTTP workloads"
+            ))
+        }
+        _ => {}
     }
+    if (offloader || relay) && tls.is_none() {
+        return Some(format!(
+            "{kind} is a TLS offloader: no plain path to compare"
+        ));
+    }
+    if offloader && w.h2_streams.is_some() {
+        return Some(format!(
+            "{kind}: the suite does not configure ALPN h2 through the offloader"
+        ));
+    }
+    match kind {
+        TargetKind::Tern | TargetKind::TernHaproxy => tern_unsupported(w),
+        _ => openssl_unsupported(kind, w),
+    }
+}
+
+/// What tern's TLS policy (rustls) cannot do.
+fn tern_unsupported(w: &Workload) -> Option<String> {
+    let tls = w.tls.as_ref()?;
+    (!tls.suite.rustls).then(|| {
+        format!(
+            "tern's TLS policy (rustls) has no {} ({} key exchange{})",
+            tls.suite.iana,
+            tls.suite.kx.label(),
+            if tls.suite.openssl.contains("SHA") && !tls.suite.openssl.contains("GCM") {
+                ", CBC"
+            } else {
+                ""
+            }
+        )
+    })
 }
 
 fn openssl_unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
@@ -223,6 +256,9 @@ pub fn generate(kind: TargetKind, layout: &Layout<'_>, tools: &Tools) -> Generat
         TargetKind::Nginx => nginx::generate(layout, tools),
         TargetKind::StunnelHaproxy => offload::stunnel(layout, tools),
         TargetKind::HitchHaproxy => offload::hitch(layout, tools),
+        TargetKind::TernHaproxy => offload::tern(layout, tools),
+        TargetKind::Stunnel => relay::stunnel(layout, tools),
+        TargetKind::Hitch => relay::hitch(layout, tools),
     };
     for p in &mut generated.procs {
         p.cwd = Some(layout.dir.clone());

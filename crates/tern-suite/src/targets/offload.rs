@@ -1,12 +1,16 @@
-//! TLS offloaders in front of HAProxy: stunnel + HAProxy (seed 004's set-up) and hitch + HAProxy.
+//! TLS offloaders in front of HAProxy: stunnel + HAProxy (seed 004's set-up), hitch + HAProxy,
+//! and tern + HAProxy (tern in TCP mode in stunnel's place: the comparison issue 17 asks for).
 //!
 //! The offloader terminates TLS on the front address and passes the plain byte stream to HAProxy
 //! on the inner address, which answers the monitor URI and balances over the backends exactly as
 //! HAProxy alone does. Both processes share the target CPUs (there is one machine, as in the
 //! paper), and the suite adds up the CPU time of both process trees. Neither offloader can pin
-//! its threads or workers one per CPU, so `taskset` confines them to the set.
+//! its threads or workers one per CPU, so `taskset` confines them to the set; tern gets its
+//! usual one pinned worker per CPU. tern binds port 0 and reports the port it got on its
+//! `listening:` line, which the runner reads for the last process it starts.
 
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 
 use super::{haproxy, pinned, Generated, Layout, Ready, Tools};
 use crate::scenario::{KeyExchange, TlsVersion};
@@ -33,9 +37,31 @@ fn inner_haproxy(layout: &Layout<'_>, tools: &Tools) -> (String, String, super::
     (file, text, proc)
 }
 
+/// tern in TCP mode terminating TLS, relaying each connection to the inner HAProxy.
+pub(super) fn tern(layout: &Layout<'_>, tools: &Tools) -> Generated {
+    let (hfile, htext, hproc) = inner_haproxy(layout, tools);
+    let text = super::tern::tcp_config(layout, &[layout.inner]);
+    let (file, proc) = super::tern::process(layout, tools);
+    Generated {
+        files: vec![(hfile, htext), (file, text)],
+        procs: vec![hproc, proc],
+        stats: Some(layout.stats),
+    }
+}
+
 pub(super) fn stunnel(layout: &Layout<'_>, tools: &Tools) -> Generated {
     let (hfile, htext, hproc) = inner_haproxy(layout, tools);
-    let text = stunnel_config(layout);
+    let text = stunnel_config(layout, &[layout.inner]);
+    let (file, proc) = stunnel_proc(layout, tools);
+    Generated {
+        files: vec![(hfile, htext), (file, text)],
+        procs: vec![hproc, proc],
+        stats: Some(layout.stats),
+    }
+}
+
+/// stunnel's configuration file name and its process, ready when the front port accepts.
+pub(super) fn stunnel_proc(layout: &Layout<'_>, tools: &Tools) -> (String, super::ProcSpec) {
     let file = "stunnel.conf".to_owned();
     let path = layout.dir.join(&file);
     let program = tools.stunnel.clone().unwrap_or_else(|| "stunnel".into());
@@ -47,16 +73,20 @@ pub(super) fn stunnel(layout: &Layout<'_>, tools: &Tools) -> Generated {
         tools,
         Ready::Port(layout.front),
     );
-    Generated {
-        files: vec![(hfile, htext), (file, text)],
-        procs: vec![hproc, proc],
-        stats: Some(layout.stats),
-    }
+    (file, proc)
 }
 
-pub(super) fn stunnel_config(layout: &Layout<'_>) -> String {
+/// stunnel's configuration relaying to `to`: one address, or several taken in turn
+/// (`failover = rr`; stunnel's default, `prio`, would send everything to the first).
+pub(super) fn stunnel_config(layout: &Layout<'_>, to: &[SocketAddr]) -> String {
     let mut c = String::from("foreground = yes\npid =\nsyslog = no\ndebug = 4\n\n[https]\n");
-    let _ = writeln!(c, "accept = {}\nconnect = {}", layout.front, layout.inner);
+    let _ = writeln!(c, "accept = {}", layout.front);
+    for addr in to {
+        let _ = writeln!(c, "connect = {addr}");
+    }
+    if to.len() > 1 {
+        c.push_str("failover = rr\n");
+    }
     if let (Some(tls), Some(cert)) = (&layout.workload.tls, &layout.cert) {
         let v = tls.version.openssl();
         let _ = writeln!(
@@ -82,7 +112,17 @@ pub(super) fn stunnel_config(layout: &Layout<'_>) -> String {
 
 pub(super) fn hitch(layout: &Layout<'_>, tools: &Tools) -> Generated {
     let (hfile, htext, hproc) = inner_haproxy(layout, tools);
-    let text = hitch_config(layout);
+    let text = hitch_config(layout, layout.inner);
+    let (file, proc) = hitch_proc(layout, tools);
+    Generated {
+        files: vec![(hfile, htext), (file, text)],
+        procs: vec![hproc, proc],
+        stats: Some(layout.stats),
+    }
+}
+
+/// hitch's configuration file name and its process, ready when the front port accepts.
+pub(super) fn hitch_proc(layout: &Layout<'_>, tools: &Tools) -> (String, super::ProcSpec) {
     let file = "hitch.conf".to_owned();
     let path = layout.dir.join(&file);
     let program = tools.hitch.clone().unwrap_or_else(|| "hitch".into());
@@ -94,14 +134,11 @@ pub(super) fn hitch(layout: &Layout<'_>, tools: &Tools) -> Generated {
         tools,
         Ready::Port(layout.front),
     );
-    Generated {
-        files: vec![(hfile, htext), (file, text)],
-        procs: vec![hproc, proc],
-        stats: Some(layout.stats),
-    }
+    (file, proc)
 }
 
-pub(super) fn hitch_config(layout: &Layout<'_>) -> String {
+/// hitch's configuration relaying to `backend` (hitch takes one backend address).
+pub(super) fn hitch_config(layout: &Layout<'_>, backend: SocketAddr) -> String {
     let bracket = |a: std::net::SocketAddr| format!("\"[{}]:{}\"", a.ip(), a.port());
     let mut c = String::new();
     let _ = writeln!(
@@ -109,7 +146,7 @@ pub(super) fn hitch_config(layout: &Layout<'_>) -> String {
         "frontend = {}\nbackend = {}\nworkers = {}\ndaemon = off\nwrite-proxy-v2 = off\n\
          syslog = off\nlog-level = 1",
         bracket(layout.front),
-        bracket(layout.inner),
+        bracket(backend),
         layout.cpus.len()
     );
     if running_as_root() {

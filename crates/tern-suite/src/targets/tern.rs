@@ -3,8 +3,13 @@
 //! tern binds port 0 and prints the port it got on its `listening:` line, so unlike the other
 //! targets it needs no port chosen in advance, and its `ready:` line (printed once it accepts
 //! connections) replaces polling the port.
+//!
+//! In TCP mode (`mode = "tcp"` workloads, and in front of HAProxy as `tern+haproxy`) the
+//! frontend and backend get `mode = "tcp"` and only the keys a TCP proxy has: no monitor URI, no
+//! HTTP timeouts, no server connection pool (a relayed connection is never reused).
 
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 
 use super::{
     Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, IDLE_PER_SERVER, KEEP_ALIVE_S, MAXCONN,
@@ -12,7 +17,20 @@ use super::{
 };
 
 pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
-    let text = config(layout);
+    let text = match layout.workload.mode {
+        crate::scenario::Mode::Http => config(layout),
+        crate::scenario::Mode::Tcp => tcp_config(layout, layout.backends),
+    };
+    let (file, proc) = process(layout, tools);
+    Generated {
+        files: vec![(file, text)],
+        procs: vec![proc],
+        stats: None,
+    }
+}
+
+/// The configuration file's name and tern's process, pinned, ready on its `ready:` line.
+pub(super) fn process(layout: &Layout<'_>, tools: &Tools) -> (String, super::ProcSpec) {
     let file = "tern.toml".to_owned();
     let path = layout.dir.join(&file);
     let args = vec![
@@ -28,11 +46,7 @@ pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
         tools,
         Ready::Line("ready:"),
     );
-    Generated {
-        files: vec![(file, text)],
-        procs: vec![proc],
-        stats: None,
-    }
+    (file, proc)
 }
 
 /// A TOML string literal.
@@ -52,17 +66,53 @@ fn quote(s: &str) -> String {
     out
 }
 
-pub(super) fn config(layout: &Layout<'_>) -> String {
+/// `[global]` and the frontend's name, mode and bind.
+fn head(layout: &Layout<'_>, mode: &str) -> String {
     let cpus: Vec<String> = layout.cpus.iter().map(usize::to_string).collect();
     let mut c = String::with_capacity(1024);
     let _ = write!(
         c,
         "[global]\nworkers = {}\ncpus = [{}]\nmaxconn = {MAXCONN}\n\n[[frontend]]\nname = \"web\"\n\
-         bind = [{}]\n",
+         {mode}bind = [{}]\n",
         layout.cpus.len(),
         cpus.join(", "),
         quote(&layout.front.to_string()),
     );
+    c
+}
+
+fn servers(c: &mut String, servers: &[SocketAddr]) {
+    c.push_str("servers = [\n");
+    for (i, addr) in servers.iter().enumerate() {
+        let _ = writeln!(c, "  {{ name = \"s{}\", address = \"{addr}\" }},", i + 1);
+    }
+    c.push_str("]\n");
+}
+
+/// tern as a TCP relay to `to` (the backends, or HAProxy behind tern), round-robin per
+/// connection; TLS terminated on the bind when the workload has TLS.
+pub(super) fn tcp_config(layout: &Layout<'_>, to: &[SocketAddr]) -> String {
+    let mut c = head(layout, "mode = \"tcp\"\n");
+    if let (Some(_), Some(cert)) = (&layout.workload.tls, &layout.cert) {
+        let _ = writeln!(
+            c,
+            "tls = {{ certs = [{}] }}",
+            quote(&cert.display().to_string())
+        );
+    }
+    let _ = write!(
+        c,
+        "default_backend = \"app\"\n\
+         timeouts = {{ client = \"{CLIENT_S}s\", handshake = \"{CLIENT_S}s\" }}\n\n\
+         [[backend]]\nname = \"app\"\nmode = \"tcp\"\nbalance = \"roundrobin\"\n\
+         timeouts = {{ connect = \"{CONNECT_S}s\", server = \"{SERVER_S}s\" }}\n",
+    );
+    servers(&mut c, to);
+    c
+}
+
+pub(super) fn config(layout: &Layout<'_>) -> String {
+    let mut c = head(layout, "");
     match (&layout.workload.tls, &layout.cert) {
         // TLS binds offer ALPN h2 and http/1.1 by default: HTTP/2 needs nothing more.
         (Some(_), Some(cert)) => {
@@ -84,13 +134,9 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
          keep_alive = \"{KEEP_ALIVE_S}s\", handshake = \"{CLIENT_S}s\" }}\n\n\
          [[backend]]\nname = \"app\"\nbalance = \"roundrobin\"\n\
          timeouts = {{ connect = \"{CONNECT_S}s\", server = \"{SERVER_S}s\" }}\n\
-         pool = {{ max_idle_per_server = {IDLE_PER_SERVER}, idle_timeout = \"{KEEP_ALIVE_S}s\" }}\n\
-         servers = [\n",
+         pool = {{ max_idle_per_server = {IDLE_PER_SERVER}, idle_timeout = \"{KEEP_ALIVE_S}s\" }}\n",
         quote(layout.monitor_uri),
     );
-    for (i, addr) in layout.backends.iter().enumerate() {
-        let _ = writeln!(c, "  {{ name = \"s{}\", address = \"{addr}\" }},", i + 1);
-    }
-    c.push_str("]\n");
+    servers(&mut c, layout.backends);
     c
 }

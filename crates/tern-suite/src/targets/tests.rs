@@ -375,3 +375,214 @@ fn http2_workloads_turn_h2_on_in_every_target() {
     let haproxy = text_of(&generate(TargetKind::Haproxy, &l, &tools()), "haproxy.cfg");
     assert!(!haproxy.contains("alpn"), "{haproxy}");
 }
+
+/// A TCP-mode workload over `BACKENDS`.
+fn tcp(workload: &str) -> Scenario {
+    scenario(&format!("mode = \"tcp\"\npath = \"/?s=107\"\n{workload}"))
+}
+
+#[test]
+fn tern_tcp_config_relays_round_robin_and_parses_with_terns_own_loader() {
+    let dir = temp_with_certs("tern-tcp");
+    let s = tcp("cert = \"ecdsa\"");
+    let l = layout(&s, &dir, Some(dir.join("ecdsa.pem")));
+    let g = generate(TargetKind::Tern, &l, &tools());
+    let text = text_of(&g, "tern.toml");
+    for line in [
+        "workers = 2\ncpus = [0, 1]\n",
+        "name = \"web\"\nmode = \"tcp\"\n",
+        "name = \"app\"\nmode = \"tcp\"\nbalance = \"roundrobin\"\n",
+        "address = \"127.0.0.1:9001\"",
+        "address = \"127.0.0.1:9002\"",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    // What a TCP frontend or backend refuses is left out.
+    for key in ["monitor_uri", "pool", "keep_alive", "http_request"] {
+        assert!(!text.contains(key), "{key} in\n{text}");
+    }
+    let config =
+        tern_config::parse(&text, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(config.backends[0].servers.len(), 2);
+    assert!(config.frontends[0].binds[0].tls.is_some());
+    assert_eq!(g.procs[0].ready, Ready::Line("ready:"));
+
+    let plain = tcp("tls = false");
+    let l = layout(&plain, &dir, None);
+    let text = tern::tcp_config(&l, l.backends);
+    assert!(!text.contains("tls ="), "{text}");
+    tern_config::parse(&text, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn haproxy_tcp_config_is_mode_tcp_with_ssl_on_the_bind() {
+    let s = tcp("cert = \"ecdsa\"");
+    let l = layout(&s, Path::new("/d"), Some("/d/ecdsa.pem".into()));
+    let c = text_of(&generate(TargetKind::Haproxy, &l, &tools()), "haproxy.cfg");
+    for line in [
+        "nbthread 2",
+        "cpu-map 1/2 1",
+        "tune.ssl.cachesize 0",
+        "ssl-default-bind-ciphersuites TLS_AES_256_GCM_SHA384",
+        "ssl-default-bind-options ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.3 no-tls-tickets",
+        "mode tcp",
+        "timeout client 30s",
+        "bind 127.0.0.1:8443 ssl crt /d/ecdsa.pem",
+        "default_backend app",
+        "balance roundrobin",
+        "server s1 127.0.0.1:9001",
+        "server s2 127.0.0.1:9002",
+    ] {
+        assert!(
+            c.contains(&format!("    {line}\n")),
+            "missing {line:?} in\n{c}"
+        );
+    }
+    for http in ["mode http", "monitor-uri", "http-reuse", "http-keep-alive"] {
+        assert!(!c.contains(http), "{http} in\n{c}");
+    }
+    let plain = tcp("tls = false");
+    let c = haproxy::tcp_config(&layout(&plain, Path::new("/d"), None));
+    assert!(
+        c.contains("    bind 127.0.0.1:8443\n") && !c.contains("ssl"),
+        "{c}"
+    );
+}
+
+#[test]
+fn stunnel_and_hitch_alone_relay_straight_to_the_backends() {
+    let s = tcp("cert = \"ecdsa\"");
+    let l = layout(&s, Path::new("/d"), Some("/d/ecdsa.pem".into()));
+    let g = generate(TargetKind::Stunnel, &l, &tools());
+    assert_eq!(
+        g.procs.iter().map(|p| p.name).collect::<Vec<_>>(),
+        ["stunnel"]
+    );
+    assert_eq!(g.procs[0].ready, Ready::Port(addr(8443)));
+    let st = text_of(&g, "stunnel.conf");
+    for line in [
+        "accept = 127.0.0.1:8443\n",
+        "connect = 127.0.0.1:9001\nconnect = 127.0.0.1:9002\nfailover = rr\n",
+        "sslVersionMax = TLSv1.3",
+        "ciphersuites = TLS_AES_256_GCM_SHA384",
+        "options = NO_TICKET",
+    ] {
+        assert!(st.contains(line), "missing {line:?} in\n{st}");
+    }
+    let g = generate(TargetKind::Hitch, &l, &tools());
+    assert_eq!(
+        g.procs.iter().map(|p| p.name).collect::<Vec<_>>(),
+        ["hitch"]
+    );
+    let hi = text_of(&g, "hitch.conf");
+    assert!(hi.contains("backend = \"[127.0.0.1]:9001\""), "{hi}");
+    assert!(hi.contains("tls-protos = TLSv1.3"), "{hi}");
+}
+
+#[test]
+fn tern_haproxy_puts_tern_in_tcp_mode_in_front_of_plain_haproxy() {
+    let dir = temp_with_certs("tern-haproxy");
+    let s = scenario("version = \"1.2\"\npath = \"/?s=107\"\nrequests_per_conn = 1");
+    let l = layout(&s, &dir, Some(dir.join("rsa.pem")));
+    let g = generate(TargetKind::TernHaproxy, &l, &tools());
+    assert_eq!(
+        g.procs.iter().map(|p| p.name).collect::<Vec<_>>(),
+        ["haproxy", "tern"]
+    );
+    // HAProxy first, on the inner address; tern last, so the runner reads its port.
+    assert_eq!(g.procs[0].ready, Ready::Port(addr(8444)));
+    assert_eq!(g.procs[1].ready, Ready::Line("ready:"));
+    assert_eq!(g.stats, Some(addr(8445)));
+    let h = text_of(&g, "haproxy.cfg");
+    assert!(
+        h.contains("    bind 127.0.0.1:8444\n")
+            && h.contains("    mode http\n")
+            && !h.contains("ssl"),
+        "{h}"
+    );
+    let t = text_of(&g, "tern.toml");
+    assert!(t.contains("mode = \"tcp\""), "{t}");
+    let config =
+        tern_config::parse(&t, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
+    let servers = &config.backends[0].servers;
+    assert_eq!(servers.len(), 1);
+    assert!(t.contains("address = \"127.0.0.1:8444\""), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tcp_mode_capabilities() {
+    let tls = tcp("cert = \"ecdsa\"");
+    let w = &tls.workloads[0];
+    for kind in [
+        TargetKind::Tern,
+        TargetKind::Haproxy,
+        TargetKind::Stunnel,
+        TargetKind::Hitch,
+    ] {
+        assert_eq!(unsupported(kind, w), None, "{kind}");
+    }
+    assert!(unsupported(TargetKind::Nginx, w)
+        .unwrap()
+        .contains("stream"));
+    for chain in [
+        TargetKind::StunnelHaproxy,
+        TargetKind::HitchHaproxy,
+        TargetKind::TernHaproxy,
+    ] {
+        assert!(
+            unsupported(chain, w).unwrap().contains("HTTP chain"),
+            "{chain}"
+        );
+    }
+    let plain = tcp("tls = false");
+    let w = &plain.workloads[0];
+    assert_eq!(unsupported(TargetKind::Tern, w), None);
+    assert_eq!(unsupported(TargetKind::Haproxy, w), None);
+    for relay in [TargetKind::Stunnel, TargetKind::Hitch] {
+        assert!(
+            unsupported(relay, w).unwrap().contains("TLS offloader"),
+            "{relay}"
+        );
+    }
+    let http = scenario("path = \"/?s=107\"");
+    let w = &http.workloads[0];
+    assert!(unsupported(TargetKind::Stunnel, w)
+        .unwrap()
+        .contains("TCP only"));
+    assert_eq!(unsupported(TargetKind::TernHaproxy, w), None);
+    let dhe = scenario("version = \"1.2\"\nsuite = \"DHE-RSA-AES128-GCM-SHA256\"");
+    assert!(unsupported(TargetKind::TernHaproxy, &dhe.workloads[0])
+        .unwrap()
+        .contains("rustls"));
+}
+
+#[test]
+fn real_tools_accept_the_tcp_configurations() {
+    let tools = tools();
+    for (i, workload) in ["cert = \"ecdsa\"", "tls = false"].iter().enumerate() {
+        let dir = temp_with_certs(&format!("tcpcheck{i}"));
+        let s = tcp(workload);
+        let cert = s.workloads[0]
+            .tls
+            .map(|t| dir.join(format!("{}.pem", t.cert.file_stem())));
+        let l = layout(&s, &dir, cert);
+        write(&generate(TargetKind::Haproxy, &l, &tools), &dir);
+        let cfg = dir.join("haproxy.cfg");
+        if let Some((ok, out)) = check(
+            tools.haproxy.as_ref(),
+            &["-c", "-q", "-f", cfg.to_str().unwrap()],
+        ) {
+            assert!(ok, "haproxy -c rejected {workload:?}: {out}");
+        }
+        if s.workloads[0].tls.is_some() {
+            write(&generate(TargetKind::Hitch, &l, &tools), &dir);
+            let conf = format!("--config={}", dir.join("hitch.conf").display());
+            if let Some((ok, out)) = check(tools.hitch.as_ref(), &["--test", &conf]) {
+                assert!(ok, "hitch --test rejected {workload:?}: {out}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{Ctx, Pick};
 use crate::scenario::locate::KeyPath;
 use crate::scenario::raw::{RawNumber, RawWorkload};
-use crate::scenario::{CpuSets, FindMaxSpec, Load, Workload};
+use crate::scenario::{CpuSets, FindMaxSpec, Load, Mode, Workload};
 
 type Field<T> = fn(&RawWorkload) -> &Option<T>;
 
@@ -51,6 +51,7 @@ impl Ctx<'_> {
         d: &RawWorkload,
         wp: &KeyPath,
         cpus: &CpuSets,
+        monitor_uri: &str,
     ) -> Workload {
         let p = Pick { w, d, wp };
         let name = match &w.name {
@@ -64,6 +65,7 @@ impl Ctx<'_> {
             Some((v, at)) => self.path(v, &at),
             None => "/".to_owned(),
         };
+        let mode = self.mode(&p, &path, monitor_uri);
         let response_bytes = match p.get(|r| &r.response_bytes, "response_bytes") {
             Some((v, at)) => Some(self.int(*v, &at, 0, 1 << 36) as u64),
             None => size_param(&path),
@@ -78,6 +80,7 @@ impl Ctx<'_> {
                 .get(|r| &r.about, "about")
                 .map(|(v, _)| v.trim().to_owned())
                 .unwrap_or_default(),
+            mode,
             tls: self.tls(&p),
             requests_per_conn: self.int_of(
                 &p,
@@ -106,6 +109,45 @@ impl Ctx<'_> {
             response_bytes,
             path,
         }
+    }
+
+    /// `mode = "http"` (default) or `"tcp"`. A TCP relay never reads a request, so a workload
+    /// relying on one is refused: the monitor URI (answered by an HTTP proxy itself; a relay
+    /// would pass it to a backend, measuring something else) and HTTP/2 streams (multiplexed by
+    /// an HTTP proxy, which the relays are not).
+    fn mode(&mut self, p: &Pick<'_>, path: &str, monitor_uri: &str) -> Mode {
+        let mode = match p.get(|r| &r.mode, "mode") {
+            None => Mode::Http,
+            Some((v, _)) if v == "http" => Mode::Http,
+            Some((v, _)) if v == "tcp" => Mode::Tcp,
+            Some((v, at)) => {
+                self.issue(&at, format!("{v:?}: expected \"http\" or \"tcp\""));
+                Mode::Http
+            }
+        };
+        if mode != Mode::Tcp {
+            return mode;
+        }
+        if path == monitor_uri {
+            let at = p
+                .get(|r| &r.path, "path")
+                .map_or_else(|| p.wp.key("path"), |(_, at)| at);
+            self.issue(
+                &at,
+                format!(
+                    "{path:?} is the monitor URI, which a TCP relay does not answer: \
+                     in mode = \"tcp\" ask a backend for a page, e.g. \"/?s=107\""
+                ),
+            );
+        }
+        if let Some((_, at)) = p.get(|r| &r.h2, "h2").filter(|(v, _)| **v) {
+            self.issue(
+                &at,
+                "HTTP/2 streams need an HTTP proxy: a workload with mode = \"tcp\" is HTTP/1.1 \
+                 relayed whole (drop h2, or use mode = \"http\")",
+            );
+        }
+        mode
     }
 
     /// Closed loop (`concurrency`) or open loop (`rate`, over at most `concurrency` connections).
