@@ -231,3 +231,113 @@ fn suite_runs_an_http2_scenario_side_by_side() {
         assert_eq!(client["full_handshakes"], 2, "{client}");
     }
 }
+
+/// bench/scenarios/tcp.toml and seed 004's tern+haproxy at test size: the TCP relays (tern and
+/// whichever of HAProxy, stunnel and hitch are installed) on a TLS and a plain workload, and
+/// tern in TCP mode in front of HAProxy on an HTTP one.
+const TINY_TCP: &str = r#"
+[scenario]
+name = "tiny-tcp"
+targets = ["tern"]
+optional = ["haproxy", "stunnel", "hitch", "tern+haproxy"]
+
+[cpus]
+target = [0]
+client = [0]
+backends = [0]
+
+[defaults]
+path = "/?s=107"
+cert = "ecdsa"
+suite = "TLS_AES_256_GCM_SHA384"
+requests_per_conn = 1
+concurrency = 4
+duration = "2s"
+warmup = "400ms"
+runs = 1
+
+[[workload]]
+name = "tls"
+mode = "tcp"
+
+[[workload]]
+name = "plain"
+mode = "tcp"
+tls = false
+path = "/?s=1k"
+requests_per_conn = 0
+
+[[workload]]
+name = "http"
+"#;
+
+#[test]
+fn suite_runs_the_tcp_relays_and_tern_in_front_of_haproxy() {
+    let dir = temp_dir("suite-tcp");
+    let scenario = write_scenario(&dir, TINY_TCP);
+    let out = dir.join("out");
+    let done = tern_finish(
+        &[
+            "bench",
+            "suite",
+            &scenario,
+            "--quick",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(done.code, Some(0), "{done:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let outcome = |workload: usize, target: &str| {
+        json["workloads"][workload]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["target"] == target)
+            .map(|r| r["outcome"].clone())
+    };
+    let measured = |workload: usize, target: &str| {
+        let o = outcome(workload, target).unwrap_or_else(|| panic!("{target}: no run\n{json}"));
+        assert_eq!(o["status"], "measured", "{target}: {o}");
+        assert!(o["client"]["requests"].as_u64().unwrap() > 0, "{o}");
+        assert_eq!(o["client"]["errors"], 0, "{target}: {o}");
+        assert!(o["target_cpu_us"].as_f64().is_some(), "{o}");
+        o
+    };
+    // tern relays TLS it terminated itself, and counts the handshakes.
+    let tern = measured(0, "tern");
+    assert!(tern["server"]["full"].as_u64().unwrap() >= 4, "{tern}");
+    measured(1, "tern");
+    let tcp_conf = std::fs::read_to_string(out.join("configs/tls-tern-1/tern.toml")).unwrap();
+    assert!(tcp_conf.contains("mode = \"tcp\""), "{tcp_conf}");
+    for (program, target) in [
+        ("haproxy", "haproxy"),
+        ("stunnel4", "stunnel"),
+        ("hitch", "hitch"),
+    ] {
+        if !have(program) {
+            continue;
+        }
+        measured(0, target);
+        if target == "haproxy" {
+            measured(1, target);
+        } else {
+            let plain = outcome(1, target).unwrap();
+            assert_eq!(plain["status"], "not_applicable", "{plain}");
+        }
+    }
+    if have("haproxy") {
+        // tern terminates TLS in TCP mode; HAProxy behind it answers in plain HTTP.
+        let o = measured(2, "tern+haproxy");
+        assert!(o["server"]["full"].as_u64().unwrap() >= 4, "{o}");
+        assert_eq!(
+            outcome(0, "tern+haproxy").unwrap()["status"],
+            "not_applicable"
+        );
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("TCP relay, TLS 1.3"), "{md}");
+}
