@@ -64,7 +64,9 @@ discarded warm-up, then the measured run with the `tern bench` client in-process
 client CPUs. Target CPU time is utime + stime from `/proc/PID/stat` summed over the target's \
 process tree, read right before and after the measured window; CPU-µs/op = that time ÷ the \
 successful responses the client received (with one request per connection, each is also a \
-connection and its full handshake); \
+connection and its full handshake); per CPU-s = 1 s ÷ CPU-µs/op, the operations (connections, \
+or requests) per second of the target's CPU time; Gbit/s per core = the bytes the client received \
+per second of the target's CPU time (bulk responses); \
 target CPU use = that time ÷ (window × target CPUs): well below 100 % while the client is not \
 saturated means something else held the rate down (on a shared machine, other processes on the \
 target's CPUs), and CPU-µs/op is then the figure to compare. † marks a run the generator judged \

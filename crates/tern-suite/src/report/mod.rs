@@ -78,7 +78,12 @@ pub struct TargetSummary<'a> {
     pub cpu_per_op: Option<Spread>,
     /// Share of the target's CPUs it used (median over runs).
     pub cpu_share: Option<Spread>,
+    /// Operations per second of the target's CPU time (1 ÷ CPU per op): connections or
+    /// requests per CPU-second, the efficiency figure of a client-bound run.
+    pub per_cpu_s: Option<Spread>,
     pub gbps: Option<Spread>,
+    /// Gbit/s per core: what the client received per second of the target's CPU time.
+    pub gbps_per_core: Option<Spread>,
     /// Median of each percentile over the runs.
     pub latency: Percentiles,
     pub errors: u64,
@@ -108,7 +113,9 @@ fn summarize_target<'a>(w: &'a WorkloadResult, target: &'a str) -> TargetSummary
         rate: None,
         cpu_per_op: None,
         cpu_share: None,
+        per_cpu_s: None,
         gbps: None,
+        gbps_per_core: None,
         latency: Percentiles::default(),
         errors: 0,
         full: 0,
@@ -136,6 +143,11 @@ fn summarize_target<'a>(w: &'a WorkloadResult, target: &'a str) -> TargetSummary
             .filter_map(|m| m.cpu_us_per_op)
             .collect::<Vec<_>>(),
     );
+    s.per_cpu_s = Spread::of(
+        &ms.iter()
+            .filter_map(|m| m.cpu_us_per_op.filter(|c| *c > 0.0).map(|c| 1e6 / c))
+            .collect::<Vec<_>>(),
+    );
     // Throughput matters for bulk responses only; for small pages it is noise.
     if let Some(bytes) = w.response_bytes.filter(|b| *b >= 64 * 1024) {
         // Bytes the client received when it counted them, else responses × body size.
@@ -146,6 +158,16 @@ fn summarize_target<'a>(w: &'a WorkloadResult, target: &'a str) -> TargetSummary
         };
         let g: Vec<f64> = ms.iter().map(|m| bps(m) * 8.0 / 1e9).collect();
         s.gbps = Spread::of(&g);
+        // CPU-seconds the target spent per second of the window: CPU per op × ops per second.
+        let per_core: Vec<f64> = ms
+            .iter()
+            .zip(&g)
+            .filter_map(|(m, g)| {
+                let cpu_s_per_s = m.cpu_us_per_op? * m.client.rate / 1e6;
+                (cpu_s_per_s > 0.0).then(|| g / cpu_s_per_s)
+            })
+            .collect();
+        s.gbps_per_core = Spread::of(&per_core);
     }
     s.latency = median_percentiles(&ms.iter().map(|m| m.client.latency).collect::<Vec<_>>());
     for m in &ms {

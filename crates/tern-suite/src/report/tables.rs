@@ -23,6 +23,7 @@ pub fn summary(w: &WorkloadResult) -> Table {
         "target",
         w.unit.as_str(),
         "CPU-µs/op",
+        "per CPU-s",
         "target CPU use",
         "p50",
         "p99",
@@ -37,7 +38,7 @@ pub fn summary(w: &WorkloadResult) -> Table {
     .map(str::to_owned)
     .to_vec();
     if gbps {
-        header.push("Gbit/s".into());
+        header.extend(["Gbit/s".to_owned(), "Gbit/s per core".to_owned()]);
     }
     header.extend(["vs tern: rate".to_owned(), "vs tern: CPU/op".to_owned()]);
     let rows = sums
@@ -79,6 +80,8 @@ fn row(
         format!("{}{flag}", spread_text(&rate, group)),
         s.cpu_per_op
             .map_or("—".to_owned(), |c| spread_text(&c, us1)),
+        s.per_cpu_s
+            .map_or("—".to_owned(), |c| spread_text(&c, group)),
         s.cpu_share
             .map_or("—".to_owned(), |c| format!("{:.0} %", c.median * 100.0)),
         latency(l.p50 as f64),
@@ -92,10 +95,9 @@ fn row(
         server,
     ];
     if gbps {
-        cells.push(
-            s.gbps
-                .map_or("—".to_owned(), |g| spread_text(&g, |v| format!("{v:.2}"))),
-        );
+        for g in [s.gbps, s.gbps_per_core] {
+            cells.push(g.map_or("—".to_owned(), |g| spread_text(&g, |v| format!("{v:.2}"))));
+        }
     }
     cells.push(ratio(Some(rate.median), tern_rate));
     cells.push(ratio(s.cpu_per_op.map(|c| c.median), tern_cpu));

@@ -189,10 +189,14 @@ fn html_report_is_self_contained_with_svg_charts() {
 fn markdown_report_has_the_tables() {
     let md = render_markdown(&synthetic());
     assert!(md.contains("**Partial report**"));
-    assert!(md.contains("| target | conn/s | CPU-µs/op |"), "{md}");
-    // tern: median of 2000 and 2100, spread; CPU 490 median; ratio 1.00×.
     assert!(
-        md.contains("| tern | 2,050 (2,000–2,100) | 490 (480–500) | 100 % |"),
+        md.contains("| target | conn/s | CPU-µs/op | per CPU-s |"),
+        "{md}"
+    );
+    // tern: median of 2000 and 2100, spread; CPU 490 median (1e6/480 and 1e6/500 per
+    // CPU-second); ratio 1.00×.
+    assert!(
+        md.contains("| tern | 2,050 (2,000–2,100) | 490 (480–500) | 2,042 (2,000–2,083) | 100 % |"),
         "{md}"
     );
     assert!(md.contains("| 1.00× | 1.00× |"), "{md}");
@@ -210,7 +214,9 @@ fn markdown_report_has_the_tables() {
         md.contains("| haproxy | 1,450 | failed | 690 | pending | tern: 0 |"),
         "{md}"
     );
-    assert!(md.contains("Gbit/s"));
+    assert!(md.contains("| Gbit/s | Gbit/s per core |"), "{md}");
+    // 1,048,700 bytes per response ÷ 480 and 500 CPU-µs per response.
+    assert!(md.contains("| 17.13 (16.78–17.48) |"), "{md}");
     assert!(md.contains("```text\nrsa2048 sign <1000/s>\n```"));
     assert!(md.contains("Note: tern run 1: reference probe: pending"));
 }
