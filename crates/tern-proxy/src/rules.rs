@@ -234,4 +234,6 @@ pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_auth;
+#[cfg(test)]
 mod tests_rewrite;
