@@ -1,10 +1,19 @@
 //! The `Authorization: Basic` credentials of a request (RFC 7617): `base64(user:password)`.
 
+use base64::alphabet::STANDARD;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
 use base64::Engine;
 
 /// Longest field value read: credentials longer than this are not a user's (a bcrypt
 /// password is cut at 72 bytes anyway), and decoding stays bounded.
 const MAX_VALUE: usize = 1024;
+
+/// RFC 7617's base64, padded or not (some clients leave the `=` out).
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 
 /// A user name and password, decoded.
 #[derive(Clone, PartialEq, Eq)]
@@ -31,9 +40,7 @@ impl Credentials {
         if !scheme.eq_ignore_ascii_case(b"basic") {
             return None;
         }
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(rest.trim_ascii())
-            .ok()?;
+        let decoded = BASE64.decode(rest.trim_ascii()).ok()?;
         let colon = decoded.iter().position(|&b| b == b':')?;
         Some(Self { decoded, colon })
     }

@@ -63,6 +63,8 @@ fn basic_credentials_are_parsed_strictly() {
     let c = creds("alice", "pa:ss");
     assert_eq!((c.user(), c.password()), (&b"alice"[..], &b"pa:ss"[..]));
     assert!(Credentials::from_header(b"basic YTpi").is_some());
+    let unpadded = Credentials::from_header(b"Basic YTpiYw").unwrap();
+    assert_eq!(unpadded.password(), b"bc");
     for bad in [
         &b"Bearer YTpi"[..],
         b"Basic",
