@@ -5,8 +5,8 @@
 //! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
 //! `return` its own response, a `redirect` its redirect, an `auth` a 401 with its challenge
-//! (the credentials were checked before the rules ran: `rules/auth.rs`); a request no rule routes, on a frontend without
-//! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
+//! (the credentials were checked before the rules ran: `rules/auth.rs`); a request no rule
+//! routes, on a frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
 //! whole request (body included) was already received, like the monitor URI's.
 //!
 //! A frontend without rules, routing to a backend without rules, goes straight to the
