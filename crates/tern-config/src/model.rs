@@ -24,14 +24,16 @@ mod rewrite;
 mod tcp_request;
 mod tls;
 mod tls_names;
+mod userlist;
 
 pub use access_log::{AccessLogSettings, LogFormat, LogTarget, SyslogFraming, SyslogSettings};
 pub use client_auth::{ClientAuth, ClientVerify};
 pub use condition::{
     Acl, AclTest, Condition, Facts, Fetch, IntRange, IpNet, Matcher, Regex, Term, TextMatch,
+    UserlistRef,
 };
 pub use connection::ConnectionMode;
-pub use control::{ControlSettings, ControlToken};
+pub use control::{ControlAuth, ControlSettings, ControlToken};
 pub use error_pages::{ErrorPage, ErrorPages, MAX_ERROR_PAGE};
 pub use http_rules::{
     HttpAction, HttpRule, LinePart, NamePattern, Piece, Redirect, RedirectTo, ValueFormat,
@@ -40,6 +42,7 @@ pub use http_rules::{
 pub use mode::ProxyMode;
 pub use tcp_request::{TcpRequest, TcpRule};
 pub use tls::*;
+pub use userlist::{CryptScheme, Password, User, Userlist};
 
 mod backend_tls;
 
@@ -55,12 +58,19 @@ pub struct Config {
     pub access_log: Option<AccessLogSettings>,
     /// The control API (`[control]`).
     pub control: ControlSettings,
+    /// Users and groups for basic authentication (`[[userlist]]`).
+    pub userlists: Vec<Userlist>,
 }
 
 impl Config {
     /// Index of the backend named `name`, if any.
     pub fn backend_index(&self, name: &str) -> Option<usize> {
         self.backends.iter().position(|b| b.name == name)
+    }
+
+    /// Index of the userlist named `name`, if any.
+    pub fn userlist_index(&self, name: &str) -> Option<usize> {
+        self.userlists.iter().position(|u| u.name == name)
     }
 }
 

@@ -26,6 +26,7 @@ mod condition;
 mod control;
 mod http_rules;
 mod tcp_request;
+mod userlist;
 
 pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
@@ -34,6 +35,7 @@ pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
 pub(crate) use tcp_request::{RawTcpRequest, RawTcpRule};
+pub(crate) use userlist::{RawUser, RawUserlist};
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -48,6 +50,8 @@ pub(crate) struct RawConfig {
     pub access_log: Option<RawAccessLog>,
     #[serde(default)]
     pub control: RawControl,
+    #[serde(default)]
+    pub userlist: Vec<RawUserlist>,
 }
 
 /// `[global]`.

@@ -12,6 +12,8 @@
 //! Backend names are resolved to indexes once, at start ([`Routing::build`]). A frontend
 //! without rules costs nothing per request: no condition is evaluated and no fact is read.
 
+// Basic authentication: credentials checked before the rules that read them.
+pub(crate) mod auth;
 // What rules read of a request, a response and their connection.
 pub(crate) mod facts;
 // The answer of a redirect rule.
@@ -34,6 +36,8 @@ pub(crate) struct Routing {
     routes: Vec<usize>,
     /// `default_backend`.
     default: Option<usize>,
+    /// The userlists requests are checked against before the rules run (`http_auth`).
+    auth_lists: Vec<usize>,
 }
 
 impl Routing {
@@ -46,20 +50,29 @@ impl Routing {
         cfg.frontends
             .iter()
             .map(|fe| {
+                let routes: Vec<usize> = fe
+                    .use_backend
+                    .iter()
+                    .map(|r| index(fe, &r.backend))
+                    .collect::<Result<_, _>>()?;
+                let default = fe
+                    .default_backend
+                    .as_deref()
+                    .map(|name| index(fe, name))
+                    .transpose()?;
+                let targets: Vec<usize> = routes.iter().copied().chain(default).collect();
                 Ok(Routing {
-                    routes: fe
-                        .use_backend
-                        .iter()
-                        .map(|r| index(fe, &r.backend))
-                        .collect::<Result<_, _>>()?,
-                    default: fe
-                        .default_backend
-                        .as_deref()
-                        .map(|name| index(fe, name))
-                        .transpose()?,
+                    auth_lists: auth::lists_of(cfg, fe, &targets),
+                    routes,
+                    default,
                 })
             })
             .collect()
+    }
+
+    /// The userlists a request's credentials are checked against before its rules run.
+    pub(crate) fn auth_lists(&self) -> &[usize] {
+        &self.auth_lists
     }
 
     /// Whether the backend is the same for every request (no `use_backend` rule).
@@ -109,6 +122,8 @@ pub(crate) enum Verdict<'r> {
     Return(&'r HttpAction),
     /// Answer with a redirect of this code; the edits hold its field lines.
     Redirect(u16),
+    /// Answer 401 with a challenge for this realm (`auth`).
+    Auth(&'r str),
 }
 
 /// Routes a request in HAProxy's order: the frontend's `http_request` rules, then (if they let
@@ -146,6 +161,7 @@ pub(crate) fn on_request<'r, F: Samples>(
         match &rule.action {
             HttpAction::Deny { status } => return Verdict::Deny(*status),
             action @ HttpAction::Return { .. } => return Verdict::Return(action),
+            HttpAction::Auth { realm } => return Verdict::Auth(realm),
             HttpAction::Redirect(r) => {
                 redirect::answer(r, facts, edits);
                 return Verdict::Redirect(r.code);
@@ -217,5 +233,7 @@ pub(crate) fn reads_dst_port(cfg: &Config) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_auth;
 #[cfg(test)]
 mod tests_rewrite;

@@ -78,6 +78,9 @@ counters! {
         /// Requests answered by an `http_request` `return` or `redirect` rule, and responses
         /// replaced by an `http_response` `return` rule.
         intercepted,
+        /// Requests answered 401 by an `http_request` `auth` rule (a challenge for
+        /// credentials).
+        auth_challenges,
         /// Requests no `use_backend` rule took, on a frontend without `default_backend`
         /// (answered 503).
         no_backend,
@@ -237,6 +240,8 @@ pub struct Stats {
     pub(crate) reloads: Arc<ReloadCounters>,
     /// The access log, whose counters are process-wide (shared by generations).
     pub(crate) access_log: Option<crate::AccessLog>,
+    /// Basic authentication checks (`None` when no rule reads `http_auth`).
+    pub(crate) auth: Option<Arc<tern_auth::AuthStats>>,
 }
 
 /// Counters summed over all workers.
@@ -260,6 +265,8 @@ pub struct StatsSnapshot {
     /// The outcome of each server's last active check (`L4CON: connection refused in 0 ms`);
     /// empty for unchecked servers and before the first check.
     pub checks: Vec<Vec<String>>,
+    /// Basic authentication checks of `http_auth` (all zero when no rule reads it).
+    pub auth: tern_auth::AuthCounts,
 }
 
 /// A server's state (not a counter).
@@ -361,6 +368,7 @@ impl StatsSnapshot {
         }
         self.reloads.reloads += other.reloads.reloads;
         self.reloads.failed += other.reloads.failed;
+        self.auth.add(&other.auth);
         crate::profiling::absorb(&mut self.profile, &other.profile);
     }
 }
@@ -400,6 +408,7 @@ impl Stats {
             .map(|b| b.servers.iter().map(ServerState::last_check).collect())
             .collect();
         snap.access_log = self.access_log.as_ref().map(crate::AccessLog::stats);
+        snap.auth = self.auth.as_ref().map(|a| a.counts()).unwrap_or_default();
         snap.profile = crate::profiling::report(self).rows;
         snap.status = self
             .states

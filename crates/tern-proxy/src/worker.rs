@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub frontend_limits: Vec<Option<Arc<Semaphore>>>,
     /// Health, weights, slots and queues of every backend's servers.
     pub states: Arc<Vec<BackendState>>,
+    /// Basic authentication (`http_auth`); `None` when no rule reads it.
+    pub auth: Option<Arc<tern_auth::Authenticator>>,
 }
 
 /// One listening socket handed to a worker.

@@ -1,7 +1,8 @@
 //! `tern check -c FILE`: validate a configuration and load its certificates, like `haproxy -c`.
 //! Exit status 0 with a one-line summary, 1 with the summary when a HAProxy file has keywords
 //! with no effect in tern or mapped approximately (listed on stderr as one warning), or 2 with
-//! every error found.
+//! every error found. Users with plain-text passwords are listed as warnings without
+//! changing the exit status.
 
 use std::process::ExitCode;
 
@@ -18,6 +19,15 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     };
     if !warnings.is_empty() {
         eprintln!("{}", tern_config::format_warnings(&warnings));
+    }
+    // Valid, so the exit status stays as it is; but a password in the file is worth a word.
+    for (list, user) in config.insecure_passwords() {
+        eprintln!(
+            "warning: {}: userlist '{list}': user '{user}' has a plain-text password \
+             (insecure_password / insecure-password); use a crypt(3) hash such as \
+             `openssl passwd -6`",
+            args.config.display()
+        );
     }
     let summary = config.summary();
     match build_snapshot(config) {

@@ -13,7 +13,8 @@
 //! | `GET /stats`            | the HTML stats page                                         |
 //! | `GET /stats.json`       | the stats page's data (`show stat` as JSON)                 |
 //!
-//! Reading is open to whoever reaches the address. Commands that change state are refused with
+//! Reading is open to whoever reaches the address, unless `control.userlist` asks every
+//! request for a user's basic credentials or the token (`http_auth.rs`). Commands that change state are refused with
 //! 403 unless `control.token` is set and the request carries `Authorization: Bearer <token>`
 //! (compared in constant time). An answer's status says how a command ended: 200 done, 400 not
 //! a command, 403 not allowed, 404 no such backend or server, 409 refused in the current state,
@@ -33,12 +34,13 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
-use tern_config::ControlToken;
+use tern_config::{ControlAuth, ControlToken};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
 use super::command::{Command, Format, Request as ApiRequest};
 use super::exec::{self, Context, Failure, Permission};
+use super::http_auth::Gate;
 use super::wire::{self, MAX_LINE};
 use crate::control::ControlError;
 use crate::render;
@@ -61,11 +63,14 @@ const BAD_TOKEN: &str = "missing or wrong token: send `Authorization: Bearer <to
 pub struct HttpSettings {
     pub token: Option<ControlToken>,
     pub stats_refresh: Duration,
+    /// Basic authentication of every route (`control.userlist`).
+    pub auth: Option<ControlAuth>,
 }
 
 struct Shared {
     ctx: Context,
     settings: HttpSettings,
+    gate: Option<Gate>,
 }
 
 /// Accepts connections until `stop` changes.
@@ -75,7 +80,15 @@ pub async fn serve(
     settings: HttpSettings,
     mut stop: watch::Receiver<bool>,
 ) {
-    let shared = Arc::new(Shared { ctx, settings });
+    let gate = settings
+        .auth
+        .as_ref()
+        .map(|auth| Gate::new(auth, settings.token.clone()));
+    let shared = Arc::new(Shared {
+        ctx,
+        settings,
+        gate,
+    });
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let (stream, peer) = tokio::select! {
@@ -116,6 +129,11 @@ pub async fn serve(
 type Reply = Response<Full<Bytes>>;
 
 async fn route(shared: &Shared, req: Request<Incoming>, peer: SocketAddr) -> Reply {
+    if let Some(gate) = &shared.gate {
+        if !gate.admits(req.headers()).await {
+            return gate.challenge();
+        }
+    }
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let reading = method == Method::GET || method == Method::HEAD;
@@ -180,6 +198,7 @@ async fn read(shared: &Shared, request: ApiRequest) -> Reply {
 async fn page(shared: &Shared, path: &str) -> Reply {
     let control = shared.ctx.control.clone();
     let refresh = shared.settings.stats_refresh;
+    let metrics = path == "/metrics";
     let path = path.to_owned();
     let rendered = blocking(move || {
         let view = control.view();
@@ -199,6 +218,10 @@ async fn page(shared: &Shared, path: &str) -> Reply {
     let (content_type, body) = match rendered {
         Ok(rendered) => rendered,
         Err(failure) => return json_reply(status_of(&failure), &wire::envelope(Err(failure))),
+    };
+    let body = match &shared.gate {
+        Some(gate) if metrics => body + &gate.metrics(),
+        _ => body,
     };
     let mut reply = reply(StatusCode::OK, content_type, body);
     if content_type.starts_with("text/html") {

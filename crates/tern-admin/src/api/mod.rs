@@ -15,6 +15,7 @@
 pub mod command;
 pub mod exec;
 pub mod http;
+mod http_auth;
 pub mod object_rates;
 pub mod rates;
 pub mod socket_file;
@@ -178,6 +179,7 @@ pub fn spawn_with(
     let http_settings = http::HttpSettings {
         token: settings.token.clone(),
         stats_refresh: settings.stats_refresh,
+        auth: settings.auth.clone(),
     };
     let thread = std::thread::Builder::new()
         .name("tern-control".into())

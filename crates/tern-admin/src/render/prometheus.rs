@@ -34,7 +34,38 @@ pub fn metrics(view: &View) -> String {
     backend_counters(&mut e, &backends);
     server_counters(&mut e, &backends);
     server_gauges(&mut e, &backends);
+    auth(&mut e, &view.stats.auth);
     e.finish()
+}
+
+/// Basic authentication checks of `http_auth` (all workers).
+fn auth(e: &mut Exposition, counts: &tern_auth::AuthCounts) {
+    let name = "tern_auth_checks_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Basic credentials checked for http_auth: accepted, or failed (unknown user, wrong \
+         password, or refused unchecked because too many checks were waiting: also counted \
+         as overloaded).",
+    );
+    e.sample(name, &[("result", "accepted")], counts.accepted);
+    e.sample(name, &[("result", "failed")], counts.failed);
+    let rest: [(&str, &str, u64); 2] = [
+        (
+            "tern_auth_cache_hits_total",
+            "Credentials accepted from the cache of successful checks, without a check.",
+            counts.cache_hits,
+        ),
+        (
+            "tern_auth_overloaded_total",
+            "Credentials refused unchecked: too many password checks running and waiting.",
+            counts.overloaded,
+        ),
+    ];
+    for (name, help, value) in rest {
+        e.family(name, Type::Counter, help);
+        e.sample(name, &[], value);
+    }
 }
 
 fn gauge(e: &mut Exposition, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {

@@ -153,6 +153,13 @@ pub(crate) fn build(global: &GlobalCfg, proxies: &[Proxy], diag: &mut Diag) -> V
     if let Some(control) = build_global::control(global, stats_listener, diag) {
         tables.push(control);
     }
+    if let Some(p) = stats_listener {
+        tables.extend(super::userlist::stats_userlist(
+            &p.cfg.stats.auth,
+            &p.context(),
+            diag,
+        ));
+    }
     tables
 }
 

@@ -94,6 +94,23 @@ fn http_listener(p: &Proxy, t: &mut Table, diag: &mut Diag) {
     };
     let bind_line = c.binds.first().map_or(line, |b| b.line);
     t.set("http", string(&address), bind_line);
+    if let Some(first) = c.stats.auth.first() {
+        t.set(
+            "userlist",
+            string(super::userlist::STATS_USERLIST),
+            first.line,
+        );
+        if let Some(realm) = &c.stats.realm {
+            t.set("realm", string(&realm.v), realm.line);
+        }
+    } else if let Some(realm) = &c.stats.realm {
+        diag.no_effect(
+            realm.line,
+            &context,
+            "stats realm",
+            "there is no 'stats auth'",
+        );
+    }
     let uri = c
         .stats
         .uri

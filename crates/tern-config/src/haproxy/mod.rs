@@ -51,6 +51,7 @@ mod timeouts;
 mod tls;
 mod toml_text;
 mod units;
+mod userlist;
 
 #[cfg(test)]
 mod tests;
@@ -207,7 +208,8 @@ pub(crate) fn convert_with_env(
             });
         }
     }
-    let tables = build::build(&global, &proxies, &mut diag);
+    let mut tables = build::build(&global, &proxies, &mut diag);
+    tables.extend(userlist::userlist_sections(text, env, &mut diag));
     if !diag.errors.is_empty() {
         let mut errors = diag.errors;
         errors.sort_by_key(|e| e.line);

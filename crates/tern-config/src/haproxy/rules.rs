@@ -153,6 +153,7 @@ fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let rest = match action {
         "deny" => deny_args(line, &mut t, cx)?,
         "return" => return_args(line, &mut t, cx)?,
+        "auth" => auth_args(line, &mut t, cx)?,
         _ => {
             cx.unsupported(line.no, &format!("http-request {action}"));
             return None;
@@ -198,6 +199,21 @@ fn return_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'
         i += 2;
     }
     Some(&words[i..])
+}
+
+/// `auth [realm R]`: the realm, and the words left.
+fn auth_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w [String]> {
+    match &line.words[2..] {
+        [realm, name, rest @ ..] if realm == "realm" => {
+            t.set("realm", string(name));
+            Some(rest)
+        }
+        [realm] if realm == "realm" => {
+            cx.error(line.no, "'auth realm' needs a realm");
+            None
+        }
+        words => Some(words),
+    }
 }
 
 /// `deny [deny_status N]`: the status, and the words left.

@@ -2,7 +2,7 @@
 //!
 //! A section starts at a line whose first word is a section keyword and runs to the next one;
 //! indentation means nothing. Sections tern has no equivalent for (`resolvers`, `peers`,
-//! `userlist`, ...) are one error at their header, and their lines are skipped rather than
+//! `mailers`, ...) are one error at their header, and their lines are skipped rather than
 //! reported one by one.
 //!
 //! Defaults follow HAProxy (doc/configuration.txt §4): a proxy takes its initial settings from
@@ -60,7 +60,6 @@ impl Kind {
 const UNSUPPORTED_SECTIONS: &[&str] = &[
     "resolvers",
     "peers",
-    "userlist",
     "mailers",
     "program",
     "ring",
@@ -73,8 +72,8 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "dynamic-update",
 ];
 
-/// Sections read by a pass of their own (`error_pages.rs`), skipped here.
-const READ_ELSEWHERE: &[&str] = &["http-errors"];
+/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`), skipped here.
+const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist"];
 
 /// Whether `word` starts a HAProxy section (used to recognise a HAProxy file by its content).
 pub(crate) fn is_section_keyword(word: &str) -> bool {
@@ -305,11 +304,11 @@ mod tests {
     #[test]
     fn unsupported_sections_are_one_error_and_their_lines_skipped() {
         let (sections, diag) =
-            parse("userlist admins\n  user a password x\nbackend be\n  retries 2\n");
+            parse("peers mesh\n  peer a 127.0.0.1:1024\nbackend be\n  retries 2\n");
         assert_eq!(diag.errors.len(), 1);
         assert_eq!(
             diag.errors[0].to_string(),
-            "h.cfg:1: section 'userlist' is not supported yet"
+            "h.cfg:1: section 'peers' is not supported yet"
         );
         assert_eq!(sections.len(), 1);
         assert_eq!(sections[0].lines.len(), 1);

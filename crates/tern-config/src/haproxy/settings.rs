@@ -90,6 +90,9 @@ pub(crate) struct Stats {
     pub line: Option<usize>,
     pub uri: Option<Src<String>>,
     pub refresh: Option<Src<u64>>,
+    /// `stats auth USER:PASS`, one per line.
+    pub auth: Vec<Src<String>>,
+    pub realm: Option<Src<String>>,
 }
 
 /// Server options, shared by `server` and `default-server` (a server starts from a copy of the

@@ -3,8 +3,9 @@
 //! tern serves its stats page from the control API's HTTP listener, not from a proxy. A proxy
 //! that only binds and shows stats (the usual `listen stats` section) therefore becomes that
 //! listener (see `build.rs`); a stats page on a proxy that also forwards traffic is not
-//! supported yet. Authentication (`stats auth`, `stats admin`) is not supported yet either:
-//! dropping it would open the page to anyone who can reach it.
+//! supported yet. `stats auth USER:PASS` and `stats realm` become basic authentication on that
+//! listener (`userlist.rs`); `stats admin` and `stats http-request` are not supported: dropping
+//! them would open the page or its actions to anyone who can reach it.
 
 use super::proxy::Cx;
 use super::sections::Line;
@@ -36,11 +37,25 @@ pub(crate) fn stats(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "hide-version" | "show-legends" | "show-node" | "show-desc" | "show-modules" => {
             cx.no_effect(line.no, &keyword, "tern's stats page has a fixed layout");
         }
-        "realm" | "auth" | "admin" | "scope" | "http-request" => {
+        "auth" => match line.word(2) {
+            Some(auth) => p.stats.auth.push(Src::new(auth.to_owned(), line.no)),
+            None => {
+                cx.error(line.no, "'stats auth' needs USER:PASSWORD");
+                return;
+            }
+        },
+        "realm" => match line.word(2) {
+            Some(realm) => p.stats.realm = Some(Src::new(realm.to_owned(), line.no)),
+            None => {
+                cx.error(line.no, "'stats realm' needs a realm");
+                return;
+            }
+        },
+        "admin" | "scope" | "http-request" => {
             cx.unsupported_because(
                 line.no,
                 &keyword,
-                "tern's stats page has no authentication or admin actions; without them it would be open to anyone",
+                "tern's stats page has no admin actions or scopes, and takes its users from `stats auth`; without them it would be open to anyone",
             );
         }
         "socket" | "timeout" | "maxconn" | "bind-process" => {

@@ -9,6 +9,7 @@ mod keywords;
 mod proxies;
 mod rewrite;
 mod tcp;
+mod userlist;
 
 use std::path::{Path, PathBuf};
 

@@ -49,6 +49,12 @@ pub trait Facts {
     fn var(&self, _name: &str, _each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
         false
     }
+    /// The user of userlist `list` (its index in `Config::userlists`) whose name and password
+    /// the request's `Authorization: Basic` field carries, once checked; `None` without
+    /// credentials, with wrong ones, or where no check ran (only the HTTP data path runs them).
+    fn auth_user(&self, _list: usize) -> Option<&crate::model::User> {
+        None
+    }
 }
 
 /// A resolved `if`/`unless` condition: true or false per request.
@@ -107,6 +113,18 @@ pub enum Fetch {
     /// `var(SCOPE.NAME)`: a variable a `set-var` rule set (full name, scope included); absent
     /// until one did.
     Var(String),
+    /// `http_auth(L)`: the request's basic credentials are those of a user of userlist `L`.
+    HttpAuth(UserlistRef),
+    /// `http_auth_group(L)`: the groups of that user (absent when it is not one).
+    HttpAuthGroup(UserlistRef),
+}
+
+/// A userlist named by a fetch; its index in `Config::userlists` is resolved after the
+/// userlists are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserlistRef {
+    pub name: String,
+    pub index: usize,
 }
 
 impl Condition {
@@ -134,6 +152,14 @@ impl Condition {
             .iter()
             .flatten()
             .flat_map(|term| term.acl.tests.iter().map(|t| &t.fetch))
+    }
+
+    /// Every sample fetch, to resolve the userlists they name during validation.
+    pub(crate) fn fetches_mut(&mut self) -> impl Iterator<Item = &mut Fetch> {
+        self.any
+            .iter_mut()
+            .flatten()
+            .flat_map(|term| term.acl.tests.iter_mut().map(|t| &mut t.fetch))
     }
 
     /// Evaluates the condition on one request.
@@ -178,6 +204,10 @@ impl AclTest {
             Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
             Fetch::Constant(value) => m.boolean(*value),
             Fetch::Var(name) => facts.var(name, &mut |v| m.text(v)),
+            Fetch::HttpAuth(list) => m.boolean(facts.auth_user(list.index).is_some()),
+            Fetch::HttpAuthGroup(list) => facts
+                .auth_user(list.index)
+                .is_some_and(|u| u.groups.iter().any(|g| m.text(g.as_bytes()))),
         }
     }
 }

@@ -22,6 +22,19 @@ pub struct ControlSettings {
     pub token: Option<ControlToken>,
     /// Refresh interval of the HTML stats page (whole seconds, at least one).
     pub stats_refresh: Duration,
+    /// Basic authentication on the HTTP listener (`userlist`, `realm`); `None`: open to
+    /// whoever reaches it.
+    pub auth: Option<ControlAuth>,
+}
+
+/// Who may use the control API's HTTP listener: the users of a userlist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlAuth {
+    /// The userlist (a copy: the control API outlives configurations, and a reload that
+    /// changes its users then changes `[control]` and restarts the API).
+    pub users: super::Userlist,
+    /// The realm of the `WWW-Authenticate` challenge.
+    pub realm: String,
 }
 
 impl Default for ControlSettings {
@@ -32,6 +45,7 @@ impl Default for ControlSettings {
             http: None,
             token: None,
             stats_refresh: Duration::from_secs(10),
+            auth: None,
         }
     }
 }

@@ -67,6 +67,9 @@ pub enum HttpAction {
     /// Answer the client with this status (and reason) instead of the server's
     /// (`http-response set-status`); responses only.
     SetStatus { status: u16, reason: Option<String> },
+    /// Answer 401 with `WWW-Authenticate: Basic realm="R"` (HAProxy's `http-request auth
+    /// [realm R]`; the realm defaults to the frontend's or backend's name); requests only.
+    Auth { realm: String },
     /// Set variable `name` (`txn.x`, `sess.x`, ...) to `value` (`set-var`, `set-var-fmt`).
     SetVar { name: String, value: ValueFormat },
     /// The syslog severity of this request's access log line (0 `emerg` to 7 `debug`), or

@@ -17,6 +17,9 @@ pub(crate) struct RawControl {
     pub token: Option<String>,
     pub token_file: Option<String>,
     pub stats_refresh: Option<RawDuration>,
+    /// Basic authentication on the HTTP listener: the `[[userlist]]` of its users.
+    pub userlist: Option<String>,
+    pub realm: Option<String>,
 }
 
 /// A file mode as written: an octal string (`"0600"`) or a TOML integer (`0o600`).

@@ -37,6 +37,8 @@ pub(crate) struct RawHttpRule {
     pub append_slash: Option<bool>,
     pub set_cookie: Option<String>,
     pub clear_cookie: Option<String>,
+    /// `auth`: the realm of the challenge (default: the frontend's or backend's name).
+    pub realm: Option<String>,
     #[serde(rename = "if")]
     pub if_: Option<String>,
     pub unless: Option<String>,

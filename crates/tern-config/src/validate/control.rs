@@ -12,14 +12,19 @@ use std::time::Duration;
 use super::frontend::parse_bind_address;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{ControlSettings, ControlToken};
+use crate::model::{ControlAuth, ControlSettings, ControlToken, Userlist};
 use crate::raw::{RawControl, RawMode, TextOrInt};
 
 /// Longest socket path: `sun_path` holds 108 bytes including the terminating NUL.
 const MAX_SOCKET_PATH: usize = 107;
 
 impl Checker<'_> {
-    pub(super) fn control(&mut self, raw: &RawControl, path: &KeyPath) -> ControlSettings {
+    pub(super) fn control(
+        &mut self,
+        raw: &RawControl,
+        userlists: &[Userlist],
+        path: &KeyPath,
+    ) -> ControlSettings {
         let defaults = ControlSettings::default();
         let socket = raw
             .socket
@@ -52,12 +57,51 @@ impl Checker<'_> {
         });
         let token = self.token(raw, path, http.is_some());
         let stats_refresh = self.stats_refresh(raw, &path.key("stats_refresh"));
+        let auth = self.control_auth(raw, userlists, path, http.is_some());
         ControlSettings {
             socket,
             socket_mode,
             http,
             token,
             stats_refresh,
+            auth,
+        }
+    }
+
+    /// `userlist` and `realm`: basic authentication on the HTTP listener.
+    fn control_auth(
+        &mut self,
+        raw: &RawControl,
+        userlists: &[Userlist],
+        path: &KeyPath,
+        http: bool,
+    ) -> Option<ControlAuth> {
+        let Some(name) = raw.userlist.as_deref() else {
+            if raw.realm.is_some() {
+                self.issue(&path.key("realm"), "has no effect without `userlist`");
+            }
+            return None;
+        };
+        let at = path.key("userlist");
+        if !http {
+            self.issue(
+                &at,
+                "has no effect without `http`: it guards the HTTP listener",
+            );
+        }
+        let realm = raw.realm.clone().unwrap_or_else(|| "tern".to_owned());
+        if !valid_realm(&realm) {
+            self.issue(&path.key("realm"), REALM_CHARS);
+        }
+        match userlists.iter().find(|l| l.name == name) {
+            Some(users) => Some(ControlAuth {
+                users: users.clone(),
+                realm,
+            }),
+            None => {
+                self.issue(&at, super::userlist::no_userlist(name, userlists));
+                None
+            }
         }
     }
 
@@ -146,6 +190,17 @@ impl Checker<'_> {
         }
         refresh
     }
+}
+
+/// What a realm may hold: it is written between double quotes in `WWW-Authenticate`.
+pub(crate) const REALM_CHARS: &str =
+    "a realm is printable text without double quotes or backslashes";
+
+/// Whether `realm` can be written as a quoted string as it is.
+pub(crate) fn valid_realm(realm: &str) -> bool {
+    realm
+        .chars()
+        .all(|c| (c == ' ' || c.is_ascii_graphic()) && c != '"' && c != '\\')
 }
 
 /// An octal mode: `"0600"`, `"600"`, `"0o600"`, or a TOML integer such as `0o600`.

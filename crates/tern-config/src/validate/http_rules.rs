@@ -137,8 +137,18 @@ impl Checker<'_> {
             "set-var" => self.set_var(rule, side, at),
             "set-log-level" => self.set_log_level(rule, at),
             "set-status" => self.set_status(rule, at),
+            "auth" => self.auth_action(rule, at),
             _ => self.rewrite(rule, action, side, at),
         })
+    }
+
+    /// `auth [realm R]`: the realm, or empty for the proxy's name (filled in once known).
+    fn auth_action(&mut self, rule: &RawHttpRule, at: &KeyPath) -> HttpAction {
+        let realm = rule.realm.clone().unwrap_or_default();
+        if rule.realm.is_some() && (realm.is_empty() || !super::control::valid_realm(&realm)) {
+            self.issue(&at.key("realm"), super::control::REALM_CHARS);
+        }
+        HttpAction::Auth { realm }
     }
 
     /// Reports each key of `rule` that `action` does not take.
@@ -162,6 +172,7 @@ impl Checker<'_> {
             ("append_slash", rule.append_slash.is_some()),
             ("set_cookie", rule.set_cookie.is_some()),
             ("clear_cookie", rule.clear_cookie.is_some()),
+            ("realm", rule.realm.is_some()),
         ];
         for (key, _) in given.iter().filter(|(k, set)| *set && !allowed.contains(k)) {
             self.issue(
@@ -326,6 +337,8 @@ impl Checker<'_> {
                 Fetch::Path => "path",
                 Fetch::Query => "query",
                 Fetch::Version => "req.ver",
+                Fetch::HttpAuth(_) => "http_auth",
+                Fetch::HttpAuthGroup(_) => "http_auth_group",
                 _ => continue,
             };
             if !refused.contains(&name) {
@@ -369,6 +382,7 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
         "set-status" => &["status", "reason"],
         "set-var" => &["name", "value"],
         "set-log-level" => &["level"],
+        "auth" => &["realm"],
         _ => return None,
     })
 }
@@ -386,7 +400,7 @@ fn applies_to(action: &str, side: Side) -> bool {
 fn known_actions(side: Side) -> &'static str {
     match side {
         Side::Request => {
-            "deny, return, redirect, set-header, add-header, del-header, replace-header, \
+            "deny, return, redirect, auth, set-header, add-header, del-header, replace-header, \
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
              set-var, set-log-level"
         }

@@ -30,6 +30,7 @@ mod server_proto;
 mod tcp_request;
 mod tls;
 mod tls_policy;
+mod userlist;
 
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,8 @@ mod tests_server_keys;
 mod tests_server_proto;
 #[cfg(test)]
 mod tests_tls;
+#[cfg(test)]
+mod tests_userlist;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -74,13 +77,14 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         checker.issue(&root, "at least one [[backend]] is required");
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
-    let frontends: Vec<_> = raw
+    let userlists = checker.userlists(&raw.userlist);
+    let mut frontends: Vec<_> = raw
         .frontend
         .iter()
         .enumerate()
         .map(|(i, fe)| checker.frontend(fe, &root.key("frontend").index(i), &backend_names))
         .collect();
-    let backends: Vec<_> = raw
+    let mut backends: Vec<_> = raw
         .backend
         .iter()
         .enumerate()
@@ -94,8 +98,9 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         .access_log
         .as_ref()
         .map(|log| checker.access_log(log, &frontend_names, &root.key("access_log")));
-    let control = checker.control(&raw.control, &root.key("control"));
+    let control = checker.control(&raw.control, &userlists, &root.key("control"));
     checker.modes_agree(&frontends, &backends);
+    checker.resolve_userlists(&userlists, &mut frontends, &mut backends);
     if checker.issues.is_empty() {
         Ok(Config {
             global,
@@ -103,6 +108,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             backends,
             access_log,
             control,
+            userlists,
         })
     } else {
         Err(checker.issues)

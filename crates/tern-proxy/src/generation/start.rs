@@ -143,6 +143,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
             states: Arc::clone(&shared.states),
             reloads: reloader.counters(),
             access_log: shared.access_log().cloned(),
+            auth: shared.auth.as_ref().map(|a| Arc::clone(a.stats())),
         },
         shared: Arc::clone(&shared),
         sockets,
@@ -360,6 +361,7 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     let cfg = &snapshot.config;
     let routing = rules::Routing::build(cfg)?;
     let reads_dst_port = rules::reads_dst_port(cfg);
+    let auth = rules::auth::authenticator(cfg);
     let frontend_limits = cfg
         .frontends
         .iter()
@@ -390,5 +392,6 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
         global_limit,
         frontend_limits,
         states,
+        auth,
     })
 }

@@ -116,6 +116,8 @@ pub(super) struct H1Conn<S> {
     pub(super) resp_edits: HeaderEdits,
     /// The variables of `set-var` rules (`rules::vars`), of this session.
     pub(super) vars: RefCell<Vars>,
+    /// The current request's user per userlist (`http_auth`); empty unless a rule reads it.
+    pub(super) auth_users: Vec<Option<usize>>,
     pub(super) io: S,
     pub(super) buf: Buffer,
     /// Output staging: the head for the server, then the head for the client.
@@ -183,6 +185,7 @@ pub(crate) async fn serve<S: ClientStream>(
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
         vars: RefCell::default(),
+        auth_users: Vec::new(),
         io,
         buf: spare.buf,
         out: spare.out,

@@ -4,8 +4,9 @@
 //! `http_request` rules run first, then `use_backend` names the backend (the first rule that
 //! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
-//! `return` its own response, a `redirect` its redirect; a request no rule routes, on a frontend without
-//! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
+//! `return` its own response, a `redirect` its redirect, an `auth` a 401 with its challenge
+//! (the credentials were checked before the rules ran: `rules/auth.rs`); a request no rule
+//! routes, on a frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
 //! whole request (body included) was already received, like the monitor URI's.
 //!
 //! A frontend without rules, routing to a backend without rules, goes straight to the
@@ -21,6 +22,7 @@ use tern_h1::Method;
 
 use crate::http1::conn::{H1Conn, Next};
 use crate::listen::client::ClientStream;
+use crate::rules::auth::AuthSeen;
 use crate::rules::facts::RequestFacts;
 use crate::rules::{self, Verdict};
 use crate::stats::bump;
@@ -31,6 +33,8 @@ enum Answer<'r> {
     Returned(&'r HttpAction),
     /// A redirect of this code, its field lines in the request's edits.
     Redirected(u16),
+    /// 401 with a challenge for this realm (`auth`).
+    Challenged(&'r str),
     NoBackend,
 }
 
@@ -51,12 +55,23 @@ impl<S: ClientStream> H1Conn<S> {
             self.backend = b;
             return self.forward(hlen).await;
         }
+        if let Some(auth) = w.shared.auth.as_deref() {
+            let lists = routing.auth_lists();
+            if !lists.is_empty() {
+                let (head, buf) = (&self.head, self.buf.data());
+                rules::auth::check(auth, lists, head, buf, &mut self.auth_users).await;
+            }
+        }
         let facts = RequestFacts {
             head: &self.head,
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
             vars: &self.vars,
+            auth: AuthSeen {
+                lists: &cfg.userlists,
+                users: &self.auth_users,
+            },
         };
         let (verdict, backend) =
             rules::route_request(cfg, fe, routing, &facts, &mut self.req_edits);
@@ -70,6 +85,7 @@ impl<S: ClientStream> H1Conn<S> {
             (Verdict::Deny(status), _) => Answer::Denied(status),
             (Verdict::Return(action), _) => Answer::Returned(action),
             (Verdict::Redirect(code), _) => Answer::Redirected(code),
+            (Verdict::Auth(realm), _) => Answer::Challenged(realm),
             (Verdict::Pass, None) => Answer::NoBackend,
             (Verdict::Pass, Some(_)) => return self.forward(hlen).await,
         };
@@ -119,6 +135,7 @@ impl<S: ClientStream> H1Conn<S> {
         let (counter, state) = match answer {
             Answer::Denied(_) => (&c.denied, *b"PR"),
             Answer::Returned(_) | Answer::Redirected(_) => (&c.intercepted, *b"LR"),
+            Answer::Challenged(_) => (&c.auth_challenges, *b"LR"),
             Answer::NoBackend => (&c.no_backend, *b"SC"),
         };
         bump(counter);
@@ -146,6 +163,17 @@ impl<S: ClientStream> H1Conn<S> {
                     .await;
                 self.req_edits = lines;
                 next
+            }
+            Answer::Challenged(realm) => {
+                let custom = w.shared.config().frontends[self.frontend]
+                    .error_pages
+                    .get(401);
+                self.respond(401, keep, consumed, |out, close| {
+                    let start = out.len();
+                    write_either(custom, Page::Denied(401), close, head_only, out);
+                    rules::auth::add_challenge(out, start, realm);
+                })
+                .await
             }
             Answer::NoBackend => {
                 let custom = w.shared.config().frontends[self.frontend]

@@ -17,6 +17,7 @@ use std::net::IpAddr;
 use tern_config::{Facts, Fetch};
 use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
 
+use super::auth::AuthSeen;
 use super::vars::Vars;
 
 /// What is known of a client connection, for every request on it.
@@ -41,6 +42,8 @@ pub(crate) struct RequestFacts<'a> {
     pub sni: Option<&'a str>,
     /// The session's variables.
     pub vars: &'a RefCell<Vars>,
+    /// Who the request's credentials are (`http_auth`), checked before the rules ran.
+    pub auth: AuthSeen<'a>,
 }
 
 /// The facts of one response from a server.
@@ -159,6 +162,10 @@ impl Facts for RequestFacts<'_> {
     }
 
     head_and_connection_facts!();
+
+    fn auth_user(&self, list: usize) -> Option<&tern_config::User> {
+        self.auth.user(list)
+    }
 }
 
 impl Samples for RequestFacts<'_> {
@@ -360,6 +367,7 @@ mod tests {
             conn: &CONN,
             sni: Some("a.test"),
             vars: &std::cell::RefCell::default(),
+            auth: AuthSeen::default(),
         };
         assert_eq!(f.method(), b"GET");
         assert_eq!(f.url(), b"http://a.test/p/q?x=1");

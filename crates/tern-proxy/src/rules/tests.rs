@@ -46,6 +46,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         conn: &CONN,
         sni,
         vars: &std::cell::RefCell::default(),
+        auth: Default::default(),
     };
     routing[0]
         .use_backend(&cfg.frontends[0].use_backend, &facts)
@@ -94,6 +95,7 @@ pub(super) fn requested(cfg: &Config, raw: &str) -> (String, String) {
         conn: &CONN,
         sni: Some("api.test"),
         vars: &std::cell::RefCell::default(),
+        auth: Default::default(),
     };
     let mut edits = HeaderEdits::new();
     let verdict = on_request(&cfg.frontends[0].http_request, &facts, &mut edits);

@@ -27,6 +27,7 @@ fn redirected(list: &[&str], raw: &str) -> (String, String) {
         conn: &super::tests::CONN,
         sni: None,
         vars: &std::cell::RefCell::default(),
+        auth: Default::default(),
     };
     let mut edits = HeaderEdits::new();
     let verdict = on_request(&cfg.frontends[0].http_request, &facts, &mut edits);

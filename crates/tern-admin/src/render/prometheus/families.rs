@@ -53,10 +53,14 @@ pub(super) const FRONTEND: &[Family] = &[
     },
     Family {
         name: "tern_frontend_rule_answers_total",
-        help: "Requests answered by an http_request rule: `deny` (its error page) or `return` \
-               (its response).",
+        help: "Requests answered by an http_request rule: `deny` (its error page), `return` \
+               (its response) or `auth` (401 and a challenge for credentials).",
         label: Some("action"),
-        fields: &[("denied", "deny"), ("intercepted", "return")],
+        fields: &[
+            ("denied", "deny"),
+            ("intercepted", "return"),
+            ("auth_challenges", "auth"),
+        ],
     },
     Family {
         name: "tern_frontend_responses_total",

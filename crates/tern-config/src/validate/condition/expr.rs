@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 use std::path::Path;
 
-use crate::model::{AclTest, Fetch, IntRange, IpNet, Matcher, Regex, TextMatch};
+use crate::model::{AclTest, Fetch, IntRange, IpNet, Matcher, Regex, TextMatch, UserlistRef};
 
 use super::words::Word;
 
@@ -35,7 +35,8 @@ enum MatchMethod {
 }
 
 const FETCHES: &str = "hdr(NAME), req.hdr(NAME), path, url, query, method, req.ver, src, \
-    dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type, always_true, always_false (hdr, path, url and \
+    dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type, http_auth(L), http_auth_group(L), \
+    always_true, always_false (hdr, path, url and \
     ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix)";
 
 const METHODS: &str = "str, beg, end, sub, dom, dir, reg, found, len, int, ip, bool";
@@ -107,6 +108,11 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
             return Err(format!("`{name}` needs a header name: hdr(host)"))
         }
         ("var", Some(arg)) => Fetch::Var(super::super::http_rules::var_name(arg)?),
+        ("http_auth", Some(list)) => Fetch::HttpAuth(userlist(list)?),
+        ("http_auth_group", Some(list)) => Fetch::HttpAuthGroup(userlist(list)?),
+        ("http_auth" | "http_auth_group", None) => {
+            return Err(format!("`{name}` needs a userlist name: {name}(admins)"))
+        }
         (_, Some(_)) => return Err(format!("fetch `{base}` takes no argument")),
         ("path", None) => Fetch::Path,
         ("url", None) => Fetch::Url,
@@ -126,10 +132,21 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
     let kind = match fetch {
         Fetch::Src => Kind::Ip,
         Fetch::DstPort | Fetch::HelloType => Kind::Int,
-        Fetch::Tls | Fetch::Constant(_) => Kind::Bool,
+        Fetch::Tls | Fetch::Constant(_) | Fetch::HttpAuth(_) => Kind::Bool,
         _ => Kind::Text,
     };
     Ok((fetch, kind, suffix))
+}
+
+/// The userlist a fetch names (checked to exist once the userlists are read).
+fn userlist(name: &str) -> Result<UserlistRef, String> {
+    if name.is_empty() {
+        return Err("name a userlist: http_auth(admins)".into());
+    }
+    Ok(UserlistRef {
+        name: name.to_owned(),
+        index: 0,
+    })
 }
 
 fn header(arg: &str) -> Result<Fetch, String> {
