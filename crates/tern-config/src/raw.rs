@@ -24,6 +24,7 @@ mod backend;
 mod client_auth;
 mod condition;
 mod control;
+mod counters;
 mod http_rules;
 mod tcp_request;
 
@@ -32,8 +33,9 @@ pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
+pub(crate) use counters::RawTable;
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
-pub(crate) use tcp_request::{RawTcpRequest, RawTcpRule};
+pub(crate) use tcp_request::{RawConnectionRule, RawTcpRequest, RawTcpRule};
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
@@ -48,6 +50,8 @@ pub(crate) struct RawConfig {
     pub access_log: Option<RawAccessLog>,
     #[serde(default)]
     pub control: RawControl,
+    #[serde(default)]
+    pub table: Vec<RawTable>,
 }
 
 /// `[global]`.
@@ -64,6 +68,8 @@ pub(crate) struct RawGlobal {
     pub max_tls_handshakes_per_source: Option<i64>,
     pub profiling: Option<bool>,
     pub handshake_offload: Option<bool>,
+    pub max_conn_rate: Option<i64>,
+    pub max_sess_rate: Option<i64>,
 }
 
 /// One `[[frontend]]`.
@@ -79,6 +85,7 @@ pub(crate) struct RawFrontend {
     pub monitor_uri: Option<String>,
     pub default_backend: Option<String>,
     pub maxconn: Option<i64>,
+    pub rate_limit_sessions: Option<i64>,
     pub x_forwarded_for: Option<bool>,
     pub x_forwarded_proto: Option<bool>,
     pub client_cert_headers: Option<bool>,
@@ -124,6 +131,7 @@ pub(crate) struct RawFrontendTimeouts {
     pub keep_alive: Option<RawDuration>,
     pub handshake: Option<RawDuration>,
     pub client_fin: Option<RawDuration>,
+    pub tarpit: Option<RawDuration>,
 }
 
 /// `frontend.limits`.

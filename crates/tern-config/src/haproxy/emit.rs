@@ -73,7 +73,7 @@ impl Table {
     }
 
     fn is_array(&self) -> bool {
-        matches!(self.kind, "frontend" | "backend")
+        matches!(self.kind, "frontend" | "backend" | "table")
     }
 }
 

@@ -12,6 +12,8 @@
 
 use std::net::IpAddr;
 
+use super::counters::CounterFetch;
+
 mod matching;
 
 pub use matching::{IntRange, IpNet, Matcher, Regex, TextMatch};
@@ -48,6 +50,12 @@ pub trait Facts {
     /// returned (false when unset). Only the HTTP data path keeps variables.
     fn var(&self, _name: &str, _each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
         false
+    }
+    /// The value of a stick-table counter (`sc0_http_req_rate`), performing its operation
+    /// (`sc_inc_gpc0`); `None` when the entry or the counter does not exist. Only a data path
+    /// with counter tables answers.
+    fn counter(&self, _fetch: &CounterFetch) -> Option<u64> {
+        None
     }
 }
 
@@ -107,6 +115,8 @@ pub enum Fetch {
     /// `var(SCOPE.NAME)`: a variable a `set-var` rule set (full name, scope included); absent
     /// until one did.
     Var(String),
+    /// A stick-table counter: `sc0_conn_cur`, `sc_http_req_rate(0)`, `src_conn_rate(T)`.
+    Counter(CounterFetch),
 }
 
 impl Condition {
@@ -134,6 +144,14 @@ impl Condition {
             .iter()
             .flatten()
             .flat_map(|term| term.acl.tests.iter().map(|t| &t.fetch))
+    }
+
+    /// Every sample fetch of the condition, to resolve the tables they name.
+    pub fn fetches_mut(&mut self) -> impl Iterator<Item = &mut Fetch> {
+        self.any
+            .iter_mut()
+            .flatten()
+            .flat_map(|term| term.acl.tests.iter_mut().map(|t| &mut t.fetch))
     }
 
     /// Evaluates the condition on one request.
@@ -178,6 +196,7 @@ impl AclTest {
             Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
             Fetch::Constant(value) => m.boolean(*value),
             Fetch::Var(name) => facts.var(name, &mut |v| m.text(v)),
+            Fetch::Counter(c) => facts.counter(c).is_some_and(|v| m.int(v)),
         }
     }
 }

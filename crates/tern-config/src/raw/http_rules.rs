@@ -37,6 +37,10 @@ pub(crate) struct RawHttpRule {
     pub append_slash: Option<bool>,
     pub set_cookie: Option<String>,
     pub clear_cookie: Option<String>,
+    /// `track-sc0|1|2`: the sample whose entry is tracked, and the table (default: the one
+    /// named like this frontend or backend).
+    pub key: Option<String>,
+    pub table: Option<String>,
     #[serde(rename = "if")]
     pub if_: Option<String>,
     pub unless: Option<String>,

@@ -137,6 +137,21 @@ impl Checker<'_> {
             "set-var" => self.set_var(rule, side, at),
             "set-log-level" => self.set_log_level(rule, at),
             "set-status" => self.set_status(rule, at),
+            "track-sc0" | "track-sc1" | "track-sc2" => HttpAction::Track(self.track(
+                action,
+                rule.key.as_deref(),
+                rule.table.as_deref(),
+                at,
+            )?),
+            // HAProxy's tarpit answers 500 unless told otherwise.
+            "tarpit" => HttpAction::Tarpit {
+                status: match rule.status {
+                    None => 500,
+                    status => self.deny_status(status, side, at),
+                },
+            },
+            "reject" => HttpAction::Reject,
+            "silent-drop" => HttpAction::SilentDrop,
             _ => self.rewrite(rule, action, side, at),
         })
     }
@@ -162,6 +177,8 @@ impl Checker<'_> {
             ("append_slash", rule.append_slash.is_some()),
             ("set_cookie", rule.set_cookie.is_some()),
             ("clear_cookie", rule.clear_cookie.is_some()),
+            ("key", rule.key.is_some()),
+            ("table", rule.table.is_some()),
         ];
         for (key, _) in given.iter().filter(|(k, set)| *set && !allowed.contains(k)) {
             self.issue(
@@ -369,6 +386,9 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
         "set-status" => &["status", "reason"],
         "set-var" => &["name", "value"],
         "set-log-level" => &["level"],
+        "track-sc0" | "track-sc1" | "track-sc2" => &["key", "table"],
+        "tarpit" => &["status"],
+        "reject" | "silent-drop" => &[],
         _ => return None,
     })
 }
@@ -388,7 +408,7 @@ fn known_actions(side: Side) -> &'static str {
         Side::Request => {
             "deny, return, redirect, set-header, add-header, del-header, replace-header, \
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
-             set-var, set-log-level"
+             set-var, set-log-level, track-sc0, track-sc1, track-sc2, tarpit, reject, silent-drop"
         }
         Side::Response => {
             "deny, return, set-header, add-header, del-header, replace-header, replace-value, \

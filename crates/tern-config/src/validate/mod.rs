@@ -18,6 +18,7 @@ mod client_auth;
 mod condition;
 mod connection;
 mod control;
+mod counters;
 mod error_pages;
 mod frontend;
 mod health;
@@ -74,13 +75,13 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         checker.issue(&root, "at least one [[backend]] is required");
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
-    let frontends: Vec<_> = raw
+    let mut frontends: Vec<_> = raw
         .frontend
         .iter()
         .enumerate()
         .map(|(i, fe)| checker.frontend(fe, &root.key("frontend").index(i), &backend_names))
         .collect();
-    let backends: Vec<_> = raw
+    let mut backends: Vec<_> = raw
         .backend
         .iter()
         .enumerate()
@@ -96,6 +97,8 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         .map(|log| checker.access_log(log, &frontend_names, &root.key("access_log")));
     let control = checker.control(&raw.control, &root.key("control"));
     checker.modes_agree(&frontends, &backends);
+    let tables = checker.tables(&raw.table, &root.key("table"));
+    checker.resolve_tables(&tables, &mut frontends, &mut backends);
     if checker.issues.is_empty() {
         Ok(Config {
             global,
@@ -103,6 +106,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             backends,
             access_log,
             control,
+            tables,
         })
     } else {
         Err(checker.issues)
@@ -174,6 +178,12 @@ impl<'b> Checker<'b> {
                 .map(|n| n as u32),
             profiling: raw.profiling.unwrap_or(false),
             handshake_offload: raw.handshake_offload.unwrap_or(false),
+            max_conn_rate: self
+                .opt_int_in(&path.key("max_conn_rate"), raw.max_conn_rate, 1..=10_000_000)
+                .map(|n| n as u32),
+            max_sess_rate: self
+                .opt_int_in(&path.key("max_sess_rate"), raw.max_sess_rate, 1..=10_000_000)
+                .map(|n| n as u32),
         }
     }
 
