@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub frontend_limits: Vec<Option<Arc<Semaphore>>>,
     /// Health, weights, slots and queues of every backend's servers.
     pub states: Arc<Vec<BackendState>>,
+    /// The counter tables (`[[table]]`), shared by every worker.
+    pub tables: Arc<crate::track::table::Tables>,
 }
 
 /// One listening socket handed to a worker.

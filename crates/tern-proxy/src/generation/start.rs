@@ -383,7 +383,9 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
         }
     }
     let states = exchange::servers::build(&snapshot.config);
+    let tables = Arc::new(crate::track::table::Tables::build(&snapshot.config.tables));
     Ok(Shared {
+        tables,
         snapshot,
         routing,
         reads_dst_port,

@@ -37,6 +37,7 @@ use tern_h1::local::Page;
 
 use crate::http1::error_page;
 use crate::rules::vars::Vars;
+use crate::track::Tracking;
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
@@ -182,7 +183,7 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
-        vars: RefCell::default(),
+        vars: RefCell::new(Vars::tracking(Tracking::new(&w.shared.tables))),
         io,
         buf: spare.buf,
         out: spare.out,
@@ -473,6 +474,7 @@ impl<S: ClientStream> H1Conn<S> {
         write: impl FnOnce(&mut Vec<u8>, bool),
     ) -> Next {
         count_status(self.counters(), status);
+        self.vars.get_mut().track.answered(status);
         let keep_alive = keep_alive && !self.w.is_stopping() && !self.closes_client();
         self.out.clear();
         write(&mut self.out, !keep_alive);

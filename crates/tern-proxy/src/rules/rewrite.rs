@@ -85,7 +85,13 @@ pub(crate) fn apply<F: Samples>(
             edits.line_mut().set_status(*status, reason.as_bytes());
         }
         // Answers, handled by the caller.
-        HttpAction::Deny { .. } | HttpAction::Return { .. } | HttpAction::Redirect(_) => {}
+        HttpAction::Deny { .. }
+        | HttpAction::Return { .. }
+        | HttpAction::Redirect(_)
+        | HttpAction::Track(_)
+        | HttpAction::Tarpit { .. }
+        | HttpAction::Reject
+        | HttpAction::SilentDrop => {}
     }
     Ok(())
 }
