@@ -322,3 +322,6 @@ fn store_item(text: &str) -> Result<(Counter, Option<Duration>), String> {
         (false, None) => Ok((counter, None)),
     }
 }
+
+#[cfg(test)]
+mod tests;
