@@ -236,7 +236,10 @@ async fn serve_stream(
     let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
-    Box::pin(conn::serve(w, frontend, io, addrs, tls, log)).await;
+    // A stream tracks for itself (`http_request` rules); its connection's tracks are held by
+    // the connection's task.
+    let track = crate::track::Tracking::new(&w.shared.tables);
+    Box::pin(conn::serve(w, frontend, io, addrs, tls, log, track)).await;
 }
 
 /// The address and TLS facts of a connection, for its streams.

@@ -22,6 +22,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
+use crate::listen::rate_cap::RateCap;
 use crate::access_log::AccessLog;
 use crate::exchange::balance::Balancers;
 use crate::exchange::pool::Pools;
@@ -56,6 +57,11 @@ pub(crate) struct Shared {
     pub states: Arc<Vec<BackendState>>,
     /// The counter tables (`[[table]]`), shared by every worker.
     pub tables: Arc<crate::track::table::Tables>,
+    /// `global.max_conn_rate` and `global.max_sess_rate`.
+    pub conn_rate: Option<RateCap>,
+    pub sess_rate: Option<RateCap>,
+    /// Each frontend's `rate_limit_sessions`.
+    pub frontend_rates: Vec<Option<RateCap>>,
 }
 
 /// One listening socket handed to a worker.
@@ -183,6 +189,10 @@ impl Shared {
 
     /// Waits for connection slots under the frontend's and the global limit.
     pub(crate) async fn admit(&self, frontend: usize) -> Option<Permits> {
+        let fe_rate = self.frontend_rates.get(frontend).and_then(Option::as_ref);
+        if self.conn_rate.is_some() || fe_rate.is_some() {
+            crate::listen::rate_cap::take_all([self.conn_rate.as_ref(), fe_rate]).await;
+        }
         let fe = match self.frontend_limits.get(frontend).cloned().flatten() {
             Some(sem) => Some(sem.acquire_owned().await.ok()?),
             None => None,

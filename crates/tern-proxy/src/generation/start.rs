@@ -10,6 +10,7 @@ use rustls::ServerConfig;
 use tern_config::Config;
 use tokio::sync::{watch, Semaphore};
 
+use crate::listen::rate_cap::RateCap;
 use crate::access_log::AccessLog;
 use crate::exchange;
 use crate::generation::handover::{self, Inherit, InheritedBind};
@@ -384,8 +385,16 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
     }
     let states = exchange::servers::build(&snapshot.config);
     let tables = Arc::new(crate::track::table::Tables::build(&snapshot.config.tables));
+    let frontend_rates = cfg
+        .frontends
+        .iter()
+        .map(|fe| RateCap::new(fe.rate_limit_sessions))
+        .collect();
     Ok(Shared {
         tables,
+        conn_rate: RateCap::new(cfg.global.max_conn_rate),
+        sess_rate: RateCap::new(cfg.global.max_sess_rate),
+        frontend_rates,
         snapshot,
         routing,
         reads_dst_port,

@@ -140,6 +140,7 @@ pub(crate) async fn serve<S: ClientStream>(
     addrs: Addrs,
     tls: bool,
     log: Option<Box<Tracker>>,
+    track: Tracking,
 ) {
     let accepted = Instant::now();
     let peer = addrs.peer;
@@ -183,7 +184,7 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
-        vars: RefCell::new(Vars::tracking(Tracking::new(&w.shared.tables))),
+        vars: RefCell::new(Vars::tracking(track)),
         io,
         buf: spare.buf,
         out: spare.out,

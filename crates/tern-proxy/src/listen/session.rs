@@ -14,6 +14,8 @@ use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
+use crate::listen::conn_rules::{self, Decision};
+use crate::track::Tracking;
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
@@ -49,14 +51,21 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         return;
     };
     let peer = addrs.peer;
+    // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
+    let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream).await else {
+        return;
+    };
     // Follows the connection for the access log, when it is on for this frontend.
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
         if is_tcp(&w, frontend) {
+            // The tracks last as long as the session.
+            let _track = track;
             return tcp::serve(w, frontend, stream, addrs, false, log).await;
         }
         if w.shared.frontend(frontend).http2.cleartext {
+            let _track = track;
             // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
             let local = addrs.local.or_else(|| stream.local_addr().ok());
             let info = http2::conn_info(peer, local, None);
@@ -67,7 +76,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             let h2 = http2::serve(w, frontend, io, info, log);
             return Profiled::new(Kind::Http2, h2).await;
         }
-        let proxy = conn::serve(w, frontend, stream, addrs, false, log);
+        let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
         return Profiled::new(Kind::Request, proxy).await;
     };
     let Some(tls) = handshake::session(
@@ -82,7 +91,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     else {
         return;
     };
-    serve_tls(w, frontend, tls, addrs, log).await;
+    serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
@@ -105,7 +114,11 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
             return;
         }
     };
-    serve_tls(w, frontend, tls, addrs, log).await;
+    // With the handshake offloaded, the connection rules run once the worker has it.
+    let Some(track) = admit(&w, frontend, &addrs, true, tls.tcp()).await else {
+        return;
+    };
+    serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
 /// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
@@ -116,8 +129,10 @@ async fn serve_tls(
     tls: TlsStream,
     addrs: Addrs,
     log: Option<Box<Tracker>>,
+    track: Tracking,
 ) {
     if is_tcp(&w, frontend) {
+        let _track = track;
         return tcp::serve(w, frontend, tls, addrs, true, log).await;
     }
     if http2::negotiated(tls.connection()) {
@@ -125,10 +140,43 @@ async fn serve_tls(
         let info = http2::conn_info(addrs.peer, local, Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
+        let _track = track;
         let io = http2::Coalesce::new(http2::Lingering(tls));
         let h2 = http2::serve(w, frontend, io, info, log);
         return Profiled::new(Kind::Http2, h2).await;
     }
-    let proxy = conn::serve(w, frontend, tls, addrs, true, log);
+    let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);
     Profiled::new(Kind::Request, proxy).await;
+}
+
+/// Runs the frontend's connection rules (`listen/conn_rules.rs`) and waits under
+/// `global.max_sess_rate`: the connection's tracks, or `None` when it is refused (closed,
+/// or reset by `silent-drop`).
+async fn admit(
+    w: &Worker,
+    frontend: usize,
+    addrs: &Addrs,
+    tls: bool,
+    socket: &tokio::net::TcpStream,
+) -> Option<Tracking> {
+    let local_port = || match addrs.local {
+        Some(local) => local.port(),
+        None if conn_rules::reads_local_port(w, frontend) => {
+            socket.local_addr().map_or(0, |a| a.port())
+        }
+        None => 0,
+    };
+    match conn_rules::run(w, frontend, addrs.peer.ip(), tls, local_port) {
+        Decision::Accept(track) => {
+            if let Some(cap) = &w.shared.sess_rate {
+                cap.take().await;
+            }
+            Some(track)
+        }
+        Decision::Reject => None,
+        Decision::SilentDrop => {
+            crate::tunnel::reset(socket);
+            None
+        }
+    }
 }
