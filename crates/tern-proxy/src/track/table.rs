@@ -14,6 +14,10 @@ use tern_balance::{Nanos, StickTable};
 use tern_config::{Counter, CounterTable, Store, TableKey};
 
 use super::freq::FreqCtr;
+use crate::exchange::servers::now;
+
+/// The most entries `show table` lists.
+pub(crate) const SHOW_LIMIT: usize = 10_000;
 
 /// A key of a table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -80,9 +84,42 @@ impl Tables {
         self.0.get(i)
     }
 
-    /// The table named `name`.
-    pub(crate) fn named(&self, name: &str) -> Option<&Table> {
-        self.0.iter().find(|t| t.name == name)
+    /// The table named `name`, or an error listing the tables.
+    fn named(&self, name: &str) -> Result<&Table, String> {
+        self.0.iter().find(|t| t.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.0.iter().map(|t| t.name.as_str()).collect();
+            if names.is_empty() {
+                format!("no table named '{name}': the configuration declares none")
+            } else {
+                format!("no table named '{name}': tables are {}", names.join(", "))
+            }
+        })
+    }
+
+    /// `show table [NAME [key K]]`: one line per table, or a table's header line and its
+    /// entries (at most [`SHOW_LIMIT`]), least recently used first.
+    pub(crate) fn show(&self, name: Option<&str>, key: Option<&str>) -> Result<String, String> {
+        let Some(name) = name else {
+            let lines: Vec<String> = self.0.iter().map(|t| t.header(now())).collect();
+            return Ok(lines.join("\n"));
+        };
+        let t = self.named(name)?;
+        let key = key.map(|k| t.parse_key(k)).transpose()?;
+        let now = now();
+        let mut out = t.header(now);
+        for line in t.dump(key.as_ref(), SHOW_LIMIT, now) {
+            out.push('\n');
+            out.push_str(&line);
+        }
+        Ok(out)
+    }
+
+    /// `clear table NAME [key K]`: what was forgotten.
+    pub(crate) fn clear(&self, name: &str, key: Option<&str>) -> Result<String, String> {
+        let t = self.named(name)?;
+        let key = key.map(|k| t.parse_key(k)).transpose()?;
+        let n = t.clear(key.as_ref());
+        Ok(format!("table {name}: {n} entries cleared"))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -145,11 +182,29 @@ impl Table {
         })
     }
 
-    /// Every live entry at `now` (at most `limit`, or those of `only`), with the stored
-    /// counters, for `show table`; and how many entries the table holds.
-    pub(crate) fn dump(&self, only: Option<&Key>, limit: usize, now: Nanos) -> (usize, Vec<String>) {
+    /// `# table: NAME, type: ip, size: N, used: M`, as HAProxy's `show table`.
+    fn header(&self, now: Nanos) -> String {
+        let mut t = self.lock();
+        t.purge(now);
+        let kind = match self.key {
+            TableKey::Ip => "ip",
+            TableKey::Ipv6 => "ipv6",
+            TableKey::String => "string",
+            TableKey::Integer => "integer",
+        };
+        format!(
+            "# table: {}, type: {kind}, size: {}, used: {}",
+            self.name,
+            t.size(),
+            t.len()
+        )
+    }
+
+    /// Every live entry at `now` (at most `limit`, or that of `only`), with the stored
+    /// counters, for `show table`.
+    fn dump(&self, only: Option<&Key>, limit: usize, now: Nanos) -> Vec<String> {
         let t = self.lock();
-        let lines = t
+        t
             .iter(now)
             .filter(|(k, _)| only.is_none_or(|o| o == *k))
             .take(limit)
@@ -166,12 +221,11 @@ impl Table {
                 }
                 line
             })
-            .collect();
-        (t.len(), lines)
+            .collect()
     }
 
     /// Forgets `key`, or every entry; how many were forgotten.
-    pub(crate) fn clear(&self, key: Option<&Key>) -> usize {
+    fn clear(&self, key: Option<&Key>) -> usize {
         let mut t = self.lock();
         match key {
             Some(k) => usize::from(t.remove(k).is_some()),
@@ -184,12 +238,16 @@ impl Table {
     }
 
     /// `text` as a key of this table (for `show table NAME key K`).
-    pub(crate) fn parse_key(&self, text: &str) -> Option<Key> {
-        match self.key {
-            TableKey::Ip | TableKey::Ipv6 => text.parse().ok().map(Key::Ip),
+    fn parse_key(&self, text: &str) -> Result<Key, String> {
+        let key = match self.key {
+            TableKey::Ip | TableKey::Ipv6 => text
+                .parse::<IpAddr>()
+                .ok()
+                .map(|ip| Key::Ip(ip.to_canonical())),
             TableKey::Integer => text.parse().ok().map(Key::Int),
             TableKey::String => Some(Key::Text(text.as_bytes().into())),
-        }
+        };
+        key.ok_or_else(|| format!("'{text}' is not a key of table '{}'", self.name))
     }
 }
 
