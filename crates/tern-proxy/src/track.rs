@@ -66,7 +66,11 @@ impl Tracking {
     /// `http_req_*` for a request.
     pub(crate) fn track(&mut self, slot: u8, table: usize, key: Key, connection: bool) {
         let Some(tables) = &self.tables else { return };
-        let Some(free) = self.slots.get_mut(usize::from(slot)).filter(|s| s.is_none()) else {
+        let Some(free) = self
+            .slots
+            .get_mut(usize::from(slot))
+            .filter(|s| s.is_none())
+        else {
             return;
         };
         let Some(t) = tables.get(table) else { return };
@@ -90,10 +94,13 @@ impl Tracking {
 
     /// A request starts on the connection: its connection-long entries count it.
     pub(crate) fn request_started(&mut self) {
-        self.each(|s| s.connection, |t, e, now| {
-            e.http_req_cnt = e.http_req_cnt.saturating_add(1);
-            t.add(e, Counter::HttpReqRate, now, 1);
-        });
+        self.each(
+            |s| s.connection,
+            |t, e, now| {
+                e.http_req_cnt = e.http_req_cnt.saturating_add(1);
+                t.add(e, Counter::HttpReqRate, now, 1);
+            },
+        );
     }
 
     /// tern or a server answered the request with `status`: 4xx are counted as errors.
@@ -106,10 +113,13 @@ impl Tracking {
     /// The request moved `bytes_in` from the client and `bytes_out` to it.
     pub(crate) fn transferred(&mut self, bytes_in: u64, bytes_out: u64) {
         let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
-        self.each(|_| true, |t, e, now| {
-            t.add(e, Counter::BytesInRate, now, clamp(bytes_in));
-            t.add(e, Counter::BytesOutRate, now, clamp(bytes_out));
-        });
+        self.each(
+            |_| true,
+            |t, e, now| {
+                t.add(e, Counter::BytesInRate, now, clamp(bytes_in));
+                t.add(e, Counter::BytesOutRate, now, clamp(bytes_out));
+            },
+        );
     }
 
     /// The request ended: its own tracks stop.

@@ -22,7 +22,6 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use crate::listen::rate_cap::RateCap;
 use crate::access_log::AccessLog;
 use crate::exchange::balance::Balancers;
 use crate::exchange::pool::Pools;
@@ -32,6 +31,7 @@ pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::proxy_in::Expect;
+use crate::listen::rate_cap::RateCap;
 use crate::listen::session;
 use crate::panics::{Guarded, Place};
 use crate::profiling::{self, Kind, Profiled, Table};

@@ -471,11 +471,17 @@ impl Control for Generations {
 
     fn show_table(&self, name: Option<&str>, key: Option<&str>) -> Result<String, ControlError> {
         let inner = self.lock();
-        inner.current.show_table(name, key).map_err(ControlError::Invalid)
+        inner
+            .current
+            .show_table(name, key)
+            .map_err(ControlError::Invalid)
     }
 
     fn clear_table(&self, name: &str, key: Option<&str>) -> Result<String, ControlError> {
         let inner = self.lock();
-        inner.current.clear_table(name, key).map_err(ControlError::Invalid)
+        inner
+            .current
+            .clear_table(name, key)
+            .map_err(ControlError::Invalid)
     }
 }

@@ -61,7 +61,8 @@ fn ctl(socket: &Path, words: &str) -> String {
     out
 }
 
-const PER_IP: &str = "\n[[table]]\nname = \"per_ip\"\ntype = \"ip\"\nsize = \"1k\"\nexpire = \"30s\"\n\
+const PER_IP: &str =
+    "\n[[table]]\nname = \"per_ip\"\ntype = \"ip\"\nsize = \"1k\"\nexpire = \"30s\"\n\
                       store = [\"http_req_rate(10s)\", \"conn_cur\"]\n";
 
 #[test]
@@ -114,8 +115,14 @@ fn an_abuser_gets_429_past_the_limit_and_a_normal_client_never_does() {
     assert!((95..=105).contains(&passed), "{passed} passed");
 
     let shown = ctl(&socket, "show table per_ip");
-    assert!(shown.starts_with("# table: per_ip, type: ip, size: 1024, used: 2"), "{shown}");
-    let abuser_line = shown.lines().find(|l| l.starts_with("key=127.0.0.2")).expect(&shown);
+    assert!(
+        shown.starts_with("# table: per_ip, type: ip, size: 1024, used: 2"),
+        "{shown}"
+    );
+    let abuser_line = shown
+        .lines()
+        .find(|l| l.starts_with("key=127.0.0.2"))
+        .expect(&shown);
     assert!(abuser_line.contains("http_req_rate(10000)=300"), "{shown}");
     assert!(abuser_line.contains("conn_cur=0"), "{shown}");
     let one = ctl(&socket, "show table per_ip key 127.0.0.3");
@@ -169,15 +176,19 @@ fn reject_closes_and_silent_drop_resets_without_an_answer() {
         "",
     );
     let mut s = TcpStream::connect(tern.addr()).unwrap();
-    s.write_all(b"GET /reject HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    s.write_all(b"GET /reject HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
     let got = read_until_closed(&mut s, WAIT);
     assert!(got.closed && got.bytes.is_empty(), "{}", got.text());
 
     let mut s = TcpStream::connect(tern.addr()).unwrap();
-    s.write_all(b"GET /drop HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    s.write_all(b"GET /drop HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
     s.set_read_timeout(Some(WAIT)).unwrap();
     let mut buf = [0u8; 256];
-    let err = s.read(&mut buf).expect_err("silent-drop answers nothing and resets");
+    let err = s
+        .read(&mut buf)
+        .expect_err("silent-drop answers nothing and resets");
     assert_eq!(err.kind(), ErrorKind::ConnectionReset, "{err}");
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "denied"), 2);
@@ -225,9 +236,7 @@ fn connection_rules_limit_concurrent_connections_per_source() {
 #[test]
 fn max_conn_rate_spreads_new_connections_and_refuses_none() {
     let term = Term::start("s1");
-    let cfg = Config::new()
-        .terms(&[&term])
-        .global("max_conn_rate = 10");
+    let cfg = Config::new().terms(&[&term]).global("max_conn_rate = 10");
     let tern = Tern::run(&cfg.toml());
     let started = Instant::now();
     for _ in 0..30 {

@@ -254,15 +254,6 @@ pub const SYNTAX: &[Syntax] = &[
         },
     },
     Syntax {
-        words: &["clear", "table"],
-        args: "TABLE [key KEY]",
-        summary: "forget a counter table's entries, or one entry",
-        parse: |args| match table_args(args, true)? {
-            (Some(name), key) => Ok(Command::ClearTable { name, key }),
-            (None, _) => Err("missing TABLE".to_owned()),
-        },
-    },
-    Syntax {
         words: &["enable", "server"],
         args: "BACKEND/SERVER",
         summary: "put a server back in service (ready)",
@@ -321,6 +312,15 @@ pub const SYNTAX: &[Syntax] = &[
         args: "on|off",
         summary: "switch task profiling on or off",
         parse: parse_set_profiling,
+    },
+    Syntax {
+        words: &["clear", "table"],
+        args: "TABLE [key KEY]",
+        summary: "forget a counter table's entries, or one entry",
+        parse: |args| match table_args(args, true)? {
+            (Some(name), key) => Ok(Command::ClearTable { name, key }),
+            (None, _) => Err("missing TABLE".to_owned()),
+        },
     },
 ];
 
@@ -431,9 +431,10 @@ fn table_args(args: &[&str], named: bool) -> Result<(Option<String>, Option<Stri
         [table, word, key] if word.eq_ignore_ascii_case("key") => {
             Ok((Some(name(table, "table")?), Some((*key).to_owned())))
         }
-        [_, word, ..] if !word.eq_ignore_ascii_case("key") => {
-            Err(format!("unexpected argument `{}`: expected `key KEY`", clip(word)))
-        }
+        [_, word, ..] if !word.eq_ignore_ascii_case("key") => Err(format!(
+            "unexpected argument `{}`: expected `key KEY`",
+            clip(word)
+        )),
         [_, _] => Err("`key` needs a KEY".to_owned()),
         [_, _, _, extra, ..] => Err(format!("unexpected argument `{}`", clip(extra))),
         _ => Err("expected TABLE [key KEY]".to_owned()),

@@ -170,9 +170,12 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                 Ok(ms) => table.expire = Some(ms),
                 Err(e) => cx.error(line.no, format!("'stick-table expire': {e}")),
             },
-            "store" => table
-                .store
-                .extend(value.split(',').filter(|s| !s.is_empty()).map(str::to_owned)),
+            "store" => table.store.extend(
+                value
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            ),
             option @ ("peers" | "srvkey" | "write-to" | "recv-only") => {
                 cx.unsupported(line.no, &format!("stick-table ... {option}"));
             }

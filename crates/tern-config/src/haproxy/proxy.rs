@@ -184,7 +184,10 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                 if line.word(1) == Some("sessions") {
                     p.rate_limit = cx.uint_arg(line, 2).map(|v| Src::new(v, line.no));
                 } else {
-                    cx.error(line.no, "'rate-limit' needs 'sessions' and a rate per second");
+                    cx.error(
+                        line.no,
+                        "'rate-limit' needs 'sessions' and a rate per second",
+                    );
                 }
             }
         }

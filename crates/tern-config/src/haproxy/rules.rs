@@ -210,7 +210,10 @@ pub(crate) fn track_args<'w>(
     cx: &mut Cx<'_>,
 ) -> Option<&'w [String]> {
     let Some(key) = line.word(at) else {
-        cx.error(line.no, format!("'{}' needs a key, e.g. src", line.words[at - 1]));
+        cx.error(
+            line.no,
+            format!("'{}' needs a key, e.g. src", line.words[at - 1]),
+        );
         return None;
     };
     t.set("key", string(key));

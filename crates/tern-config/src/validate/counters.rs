@@ -52,7 +52,10 @@ impl Checker<'_> {
             }
         };
         if raw.size.is_none() {
-            self.issue(at, "missing key `size`: the most entries held, e.g. \"100k\"");
+            self.issue(
+                at,
+                "missing key `size`: the most entries held, e.g. \"100k\"",
+            );
         }
         let size = self.size_in(&at.key("size"), raw.size.as_ref(), 1..=MAX_SIZE, 1) as usize;
         let expire = self.opt_duration(&at.key("expire"), raw.expire.as_ref());

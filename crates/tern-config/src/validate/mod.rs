@@ -179,10 +179,18 @@ impl<'b> Checker<'b> {
             profiling: raw.profiling.unwrap_or(false),
             handshake_offload: raw.handshake_offload.unwrap_or(false),
             max_conn_rate: self
-                .opt_int_in(&path.key("max_conn_rate"), raw.max_conn_rate, 1..=10_000_000)
+                .opt_int_in(
+                    &path.key("max_conn_rate"),
+                    raw.max_conn_rate,
+                    1..=10_000_000,
+                )
                 .map(|n| n as u32),
             max_sess_rate: self
-                .opt_int_in(&path.key("max_sess_rate"), raw.max_sess_rate, 1..=10_000_000)
+                .opt_int_in(
+                    &path.key("max_sess_rate"),
+                    raw.max_sess_rate,
+                    1..=10_000_000,
+                )
                 .map(|n| n as u32),
         }
     }

@@ -92,7 +92,10 @@ impl Checker<'_> {
         let tracks = matches!(action, ConnectionAction::Track(_));
         for (key, given) in [("key", raw.key.is_some()), ("table", raw.table.is_some())] {
             if given && !tracks {
-                self.issue(&at.key(key), format!("`{key}` applies to track-sc actions only"));
+                self.issue(
+                    &at.key(key),
+                    format!("`{key}` applies to track-sc actions only"),
+                );
             }
         }
         let condition = self.rule_condition(acls, raw.if_.as_deref(), raw.unless.as_deref(), at);

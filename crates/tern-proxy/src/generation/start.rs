@@ -10,13 +10,13 @@ use rustls::ServerConfig;
 use tern_config::Config;
 use tokio::sync::{watch, Semaphore};
 
-use crate::listen::rate_cap::RateCap;
 use crate::access_log::AccessLog;
 use crate::exchange;
 use crate::generation::handover::{self, Inherit, InheritedBind};
 use crate::generation::{BoundBind, ProxyHandle};
 use crate::listen;
 use crate::listen::proxy_in::Expect;
+use crate::listen::rate_cap::RateCap;
 use crate::stats::{Stats, WorkerStats};
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};

@@ -98,7 +98,9 @@ pub(crate) fn run(
                 let mut tracking = track.borrow_mut();
                 let key = match (&t.key, tracking.key_type(t.table.index)) {
                     (Fetch::Src, Some(TableKey::Ip | TableKey::Ipv6)) => Key::Ip(facts.peer),
-                    (Fetch::DstPort, Some(TableKey::Integer)) => Key::Int(u64::from(facts.local_port)),
+                    (Fetch::DstPort, Some(TableKey::Integer)) => {
+                        Key::Int(u64::from(facts.local_port))
+                    }
                     (Fetch::Src, Some(TableKey::String)) => {
                         Key::Text(facts.peer.to_string().into_bytes().into())
                     }

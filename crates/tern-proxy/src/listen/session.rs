@@ -15,13 +15,13 @@ use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
 use crate::listen::conn_rules::{self, Decision};
-use crate::track::Tracking;
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
 use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
+use crate::track::Tracking;
 use crate::worker::Worker;
 
 /// What an h2c connection's writes gather before they go to the socket (as TLS gathers them

@@ -135,7 +135,12 @@ impl Table {
 
     /// Changes the entry of `key` (made if missing) and returns what `f` returns; `None` for a
     /// table of size 0.
-    pub(crate) fn update<R>(&self, key: &Key, now: Nanos, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+    pub(crate) fn update<R>(
+        &self,
+        key: &Key,
+        now: Nanos,
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
         let mut t = self.lock();
         t.get_or_insert_with(key, now, Entry::default).map(f)
     }
@@ -204,8 +209,7 @@ impl Table {
     /// counters, for `show table`.
     fn dump(&self, only: Option<&Key>, limit: usize, now: Nanos) -> Vec<String> {
         let t = self.lock();
-        t
-            .iter(now)
+        t.iter(now)
             .filter(|(k, _)| only.is_none_or(|o| o == *k))
             .take(limit)
             .map(|(k, e)| {

@@ -35,7 +35,11 @@ fn a_rate_limited_frontend_converts() {
     assert_eq!(warned(&c.warnings), ["25: stick-table ... len"]);
     let config = validate(&c);
     assert_eq!(config.tables.len(), 2);
-    assert_eq!(config.backends.len(), 1, "the table-only backend is a table");
+    assert_eq!(
+        config.backends.len(),
+        1,
+        "the table-only backend is a table"
+    );
     assert_eq!(config.frontends[0].tcp_request.connection.len(), 2);
 }
 
