@@ -84,3 +84,10 @@ fn two_workers_enforce_a_limit_within_its_bound() {
     let passed = passed.into_inner();
     assert!((95..=100).contains(&passed), "{passed} requests passed");
 }
+
+/// The memory per entry docs/configuration.md gives rests on these sizes.
+#[test]
+fn entry_sizes_match_the_documented_cost() {
+    assert_eq!(std::mem::size_of::<table::Entry>(), 112);
+    assert_eq!(std::mem::size_of::<Key>(), 24);
+}
