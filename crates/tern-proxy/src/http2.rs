@@ -91,6 +91,7 @@ pub(crate) async fn serve<T>(
     io: T,
     info: ConnInfo,
     log: Option<Box<Tracker>>,
+    track: crate::track::Tracking,
 ) where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
@@ -174,6 +175,7 @@ pub(crate) async fn serve<T>(
                     respond,
                     Rc::clone(&info),
                     stream_log,
+                    track.inherit(),
                 );
                 let task = Profiled::new(Kind::Request, task);
                 let place = Place::Frontend(frontend);
@@ -200,6 +202,7 @@ async fn serve_stream(
     mut respond: SendResponse<Bytes>,
     info: Rc<ConnInfo>,
     log: Option<Box<Tracker>>,
+    track: crate::track::Tracking,
 ) {
     let (parts, body) = request.into_parts();
     let mut head = Vec::new();
@@ -236,9 +239,6 @@ async fn serve_stream(
     let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
-    // A stream tracks for itself (`http_request` rules); its connection's tracks are held by
-    // the connection's task.
-    let track = crate::track::Tracking::new(&w.shared.tables);
     Box::pin(conn::serve(w, frontend, io, addrs, tls, log, track)).await;
 }
 

@@ -7,7 +7,9 @@
 //! track by `tcp_request.connection` lasts as long as the connection and counts it
 //! (`conn_cnt`, `conn_rate`) and each of its requests (`http_req_*`); a track by an
 //! `http_request` rule lasts for its request and counts it. Both hold `conn_cur` while they
-//! last. `http_err_rate` counts answers of status 4xx, as HAProxy does.
+//! last. `http_err_rate` counts answers of status 4xx, as HAProxy does. An HTTP/2 stream starts
+//! with a copy of its connection's tracks ([`Tracking::inherit`]): its requests count there,
+//! and its rules read them, while the connection alone holds their `conn_cur`.
 //!
 //! A session of a generation without tables has no tables to reach (`Tracking::default`),
 //! and the request path pays one emptiness check.
@@ -32,6 +34,9 @@ struct Slot {
     key: Key,
     /// Tracked for the whole connection (`tcp_request.connection`), else for the request.
     connection: bool,
+    /// This session started the track and gives its `conn_cur` back; an HTTP/2 stream's copy
+    /// of its connection's tracks does not.
+    owned: bool,
 }
 
 /// The entries a session tracks.
@@ -89,7 +94,21 @@ impl Tracking {
             table,
             key,
             connection,
+            owned: true,
         });
+    }
+
+    /// What an HTTP/2 stream of this connection tracks from the start: the connection's
+    /// entries, counting its requests, without holding their `conn_cur`.
+    pub(crate) fn inherit(&self) -> Tracking {
+        let mut stream = Tracking {
+            tables: self.tables.clone(),
+            slots: Default::default(),
+        };
+        for (mine, theirs) in stream.slots.iter_mut().zip(&self.slots) {
+            *mine = theirs.clone().map(|s| Slot { owned: false, ..s });
+        }
+        stream
     }
 
     /// A request starts on the connection: its connection-long entries count it.
@@ -183,7 +202,7 @@ impl Tracking {
         let Some(tables) = &self.tables else { return };
         let now = now();
         for slot in &mut self.slots {
-            if let Some(s) = slot.take_if(|s| which(s)) {
+            if let Some(s) = slot.take_if(|s| which(s)).filter(|s| s.owned) {
                 if let Some(t) = tables.get(s.table) {
                     t.update_existing(&s.key, now, |e| e.conn_cur = e.conn_cur.saturating_sub(1));
                 }

@@ -3,7 +3,8 @@
 //! two workers: the abuser is answered 429 past 100 requests per 10 s, within the documented
 //! bound, and the normal client never is; `tern ctl show table` and `clear table`; `tarpit`,
 //! `reject` and `silent-drop`; a `conn_cur` limit by `tcp_request.connection` rules;
-//! `max_conn_rate`; and the same limits written in HAProxy's `.cfg` syntax.
+//! `max_conn_rate`; the streams of an HTTP/2 connection limited together (nghttp); and the same
+//! limits written in HAProxy's `.cfg` syntax.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -285,4 +286,35 @@ fn a_haproxy_cfg_with_a_table_limits_and_check_names_mistakes() {
         text.contains("haproxy.cfg:12: frontend web: http_request[0]: no [[table]] named `nope`"),
         "{text}"
     );
+}
+
+#[test]
+fn http2_streams_count_in_their_connections_tracked_entry() {
+    if !have("nghttp") {
+        eprintln!("skipped: nghttp (nghttp2-client) is not installed");
+        return;
+    }
+    let term = Term::start("s1");
+    let cfg = Config::new().terms(&[&term]).frontend(
+        "http2 = { cleartext = true }\n\
+         tcp_request.connection = [{ action = \"track-sc0\", key = \"src\", table = \"per_ip\" }]\n\
+         http_request = [{ action = \"deny\", status = 429, if = \"{ sc0_http_req_rate gt 5 }\" }]",
+    );
+    let tern = Tern::run(&(cfg.toml() + PER_IP));
+    // Eight streams on one HTTP/2 connection (nghttp speaks h2c with prior knowledge): five
+    // pass, whichever order they are served in.
+    let urls: Vec<String> = (0..8)
+        .map(|i| format!("http://{}/p{i}", tern.addr()))
+        .collect();
+    let mut args = vec!["-v", "-n"];
+    args.extend(urls.iter().map(String::as_str));
+    let out = std::process::Command::new("nghttp")
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let count = |status: &str| text.matches(&format!(":status: {status}")).count();
+    assert_eq!((count("200"), count("429")), (5, 3), "{text}");
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "h2_sessions"), 1);
 }

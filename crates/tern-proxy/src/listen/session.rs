@@ -65,7 +65,6 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             return tcp::serve(w, frontend, stream, addrs, false, log).await;
         }
         if w.shared.frontend(frontend).http2.cleartext {
-            let _track = track;
             // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
             let local = addrs.local.or_else(|| stream.local_addr().ok());
             let info = http2::conn_info(peer, local, None);
@@ -73,7 +72,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
             let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
             let io = http2::Coalesce::new(buffered);
-            let h2 = http2::serve(w, frontend, io, info, log);
+            let h2 = http2::serve(w, frontend, io, info, log, track);
             return Profiled::new(Kind::Http2, h2).await;
         }
         let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
@@ -140,9 +139,8 @@ async fn serve_tls(
         let info = http2::conn_info(addrs.peer, local, Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
-        let _track = track;
         let io = http2::Coalesce::new(http2::Lingering(tls));
-        let h2 = http2::serve(w, frontend, io, info, log);
+        let h2 = http2::serve(w, frontend, io, info, log, track);
         return Profiled::new(Kind::Http2, h2).await;
     }
     let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);

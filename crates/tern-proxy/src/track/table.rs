@@ -4,8 +4,8 @@
 //! `size` bound as source stickiness, with an [`Entry`] of counters as the value. Every update
 //! and read is one short critical section (a hash lookup and a few additions), so a counter
 //! is exact across workers; only the rates are estimates ([`super::freq`]). Frontends whose
-//! rules track nothing never touch a table. Memory per entry: about 200 bytes plus the key
-//! (docs/configuration.md).
+//! rules track nothing never touch a table. Memory per entry: at most about 300 bytes, plus a
+//! string key's bytes (docs/configuration.md, "Rate limits"; the sizes are pinned by a test).
 
 use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
