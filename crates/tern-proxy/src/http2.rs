@@ -174,8 +174,10 @@ pub(crate) async fn serve<T>(
                     request,
                     respond,
                     Rc::clone(&info),
-                    stream_log,
-                    track.inherit(),
+                    Session {
+                        log: stream_log,
+                        track: track.inherit(),
+                    },
                 );
                 let task = Profiled::new(Kind::Request, task);
                 let place = Place::Frontend(frontend);
@@ -193,6 +195,14 @@ pub(crate) async fn serve<T>(
     }
 }
 
+/// What a stream's session takes from its connection.
+struct Session {
+    /// The stream's access log record, when the frontend logs.
+    log: Option<Box<Tracker>>,
+    /// The connection's tracked counters (`Tracking::inherit`).
+    track: crate::track::Tracking,
+}
+
 /// Serves one stream: its request as an HTTP/1.1 exchange.
 async fn serve_stream(
     _live: Live,
@@ -201,9 +211,9 @@ async fn serve_stream(
     request: Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
     info: Rc<ConnInfo>,
-    log: Option<Box<Tracker>>,
-    track: crate::track::Tracking,
+    session: Session,
 ) {
+    let Session { log, track } = session;
     let (parts, body) = request.into_parts();
     let mut head = Vec::new();
     let framing = match request::write_head(&parts, body.is_end_stream(), &mut head) {

@@ -188,7 +188,9 @@ impl Tracking {
         which: impl Fn(&Slot) -> bool,
         f: impl Fn(&table::Table, &mut table::Entry, tern_balance::Nanos),
     ) {
-        let Some(tables) = &self.tables else { return };
+        let Some(tables) = self.tables.as_ref().filter(|_| !self.is_idle()) else {
+            return;
+        };
         let now = now();
         for s in self.slots.iter().flatten().filter(|s| which(s)) {
             if let Some(t) = tables.get(s.table) {
@@ -199,7 +201,9 @@ impl Tracking {
 
     /// Stops the tracks `which` selects, giving back their `conn_cur`.
     fn release(&mut self, which: impl Fn(&Slot) -> bool) {
-        let Some(tables) = &self.tables else { return };
+        let Some(tables) = self.tables.as_ref().filter(|_| !self.is_idle()) else {
+            return;
+        };
         let now = now();
         for slot in &mut self.slots {
             if let Some(s) = slot.take_if(|s| which(s)).filter(|s| s.owned) {
