@@ -215,6 +215,8 @@ pub(crate) async fn serve<S: ClientStream>(
         };
         first = false;
         let next = s.handle(hlen).await;
+        // The request's own tracks (`track-sc` rules) end with it.
+        s.vars.get_mut().track.request_ended();
         if let Some(log) = s.log.as_deref_mut() {
             log.emit_at(&s.w, s.vars.get_mut().take_log_level());
         }

@@ -46,7 +46,6 @@ impl<S: ClientStream> H1Conn<S> {
         // The previous request's variables end here (an empty list when no rule sets any).
         let vars = self.vars.get_mut();
         vars.end_request();
-        vars.track.request_ended();
         vars.track.request_started();
         #[cfg(debug_assertions)]
         crate::panics::trigger(self.head.target().get(self.buf.data()));
