@@ -18,7 +18,7 @@ use crate::model::{
 };
 use crate::raw::RawTable;
 
-/// The largest `size`: 16 Mi entries (about 2.5 GiB at the documented cost per entry).
+/// The largest `size`: 16 Mi entries (at most about 5 GiB at the documented cost per entry).
 const MAX_SIZE: u64 = 1 << 24;
 
 impl Checker<'_> {

@@ -4,9 +4,11 @@
 //! `http_request` rules run first, then `use_backend` names the backend (the first rule that
 //! holds, else `default_backend`), then that backend's `http_request` rules. What is HTTP/1.1
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
-//! `return` its own response, a `redirect` its redirect; a request no rule routes, on a frontend without
-//! `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
-//! whole request (body included) was already received, like the monitor URI's.
+//! `return` its own response, a `redirect` its redirect; a request no rule routes, on a
+//! frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep the
+//! connection open when the whole request (body included) was already received, like the
+//! monitor URI's. A `tarpit` answers tern's page after `timeouts.tarpit` and closes; `reject`
+//! closes and `silent-drop` resets the connection without an answer.
 //!
 //! A frontend without rules, routing to a backend without rules, goes straight to the
 //! exchange: no fact is read, nothing is evaluated ([`rules::Routing::without_rules`]).
@@ -121,13 +123,13 @@ impl<S: ClientStream> H1Conn<S> {
             log.refused(*b"PT");
         }
         tokio::time::sleep(self.frontend_config().timeouts.tarpit).await;
+        let w = Rc::clone(&self.w);
         let head_only = self.head.method() == Method::Head;
-        let custom = self.w.shared.config().frontends[self.frontend]
+        let custom = w.shared.config().frontends[self.frontend]
             .error_pages
-            .get(status)
-            .cloned();
+            .get(status);
         self.respond(status, false, false, |out, close| {
-            write_either(custom.as_ref(), Page::Denied(status), close, head_only, out);
+            write_either(custom, Page::Denied(status), close, head_only, out);
         })
         .await
     }
