@@ -94,4 +94,12 @@ pub trait Control: Send + Sync + 'static {
     fn set_profiling(&self, on: bool);
     /// `show profiling`: a table per kind of task (text).
     fn profiling(&self) -> String;
+    /// `show table [NAME [key K]]`: the counter tables, or a table's entries (text).
+    fn show_table(&self, _name: Option<&str>, _key: Option<&str>) -> Result<String, ControlError> {
+        Err(ControlError::Invalid("no counter tables".to_owned()))
+    }
+    /// `clear table NAME [key K]`: forgets a table's entries, or one.
+    fn clear_table(&self, _name: &str, _key: Option<&str>) -> Result<String, ControlError> {
+        Err(ControlError::Invalid("no counter tables".to_owned()))
+    }
 }

@@ -1,6 +1,8 @@
 //! A stickiness table: which server a key (a client address, a session cookie) was sent to, so
 //! that its next requests go to the same one, with HAProxy's `stick-table` limits: entries
-//! expire `expire` after their last use, and a full table evicts the least recently used.
+//! expire `expire` after their last use, and a full table evicts the least recently used. The
+//! value is generic (`V`, a [`ServerId`] by default): the data path also keeps per-key request
+//! counters in it (HAProxy's `store`), with the same expiry and size bound.
 //!
 //! Every operation is O(1) amortised and memory is bounded by `size`:
 //!
@@ -34,28 +36,28 @@ const SLACK: usize = 32;
 
 /// One entry.
 #[derive(Debug)]
-struct Entry<K> {
+struct Entry<K, V> {
     key: K,
-    server: ServerId,
+    value: V,
     /// Time of the last use.
     seen: Nanos,
     /// Number of the last use.
     touch: u64,
 }
 
-/// Key → server, with expiry and a size limit.
+/// Key → server (or any value `V`), with expiry and a size limit.
 #[derive(Debug)]
-pub struct StickTable<K: Hash + Eq + Clone> {
+pub struct StickTable<K: Hash + Eq + Clone, V = ServerId> {
     size: usize,
     expire: Nanos,
     map: HashMap<K, u32>,
-    entries: Vec<Option<Entry<K>>>,
+    entries: Vec<Option<Entry<K, V>>>,
     free: Vec<u32>,
     uses: VecDeque<(u32, u64)>,
     next_touch: u64,
 }
 
-impl<K: Hash + Eq + Clone> StickTable<K> {
+impl<K: Hash + Eq + Clone, V> StickTable<K, V> {
     /// A table of at most `size` entries (0: remember nothing), each forgotten `expire` after
     /// its last use.
     pub fn new(size: usize, expire: Duration) -> Self {
@@ -85,8 +87,18 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
         self.size
     }
 
-    /// The server of `key`, if it has a live entry; the use refreshes it (expiry and LRU).
-    pub fn get<Q>(&mut self, key: &Q, now: Nanos) -> Option<ServerId>
+    /// The value of `key`, if it has a live entry; the use refreshes it (expiry and LRU).
+    pub fn get<Q>(&mut self, key: &Q, now: Nanos) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Copy,
+    {
+        self.get_mut(key, now).map(|v| *v)
+    }
+
+    /// The value of `key` to change in place, if it has a live entry; the use refreshes it.
+    pub fn get_mut<Q>(&mut self, key: &Q, now: Nanos) -> Option<&mut V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -97,23 +109,64 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
             self.release(slot);
             return None;
         }
-        let server = self.touch(slot, now)?;
+        self.touch(slot, now)?;
         self.compact();
-        Some(server)
+        self.value_mut(slot)
     }
 
-    /// Records that `key` goes to `server` from `now`, evicting the least recently used entry
-    /// when the table is full.
-    pub fn put(&mut self, key: K, server: ServerId, now: Nanos) {
+    /// The value of `key`, made by `make` (evicting the least recently used entry when the
+    /// table is full) when it has no live entry; the use refreshes it. `None` only for a table
+    /// of size 0.
+    pub fn get_or_insert_with(
+        &mut self,
+        key: &K,
+        now: Nanos,
+        make: impl FnOnce() -> V,
+    ) -> Option<&mut V> {
+        if self.get_mut(key, now).is_none() {
+            self.insert(key.clone(), make(), now);
+        }
+        let slot = *self.map.get(key)?;
+        self.value_mut(slot)
+    }
+
+    /// Records that `key` has `value` from `now` (the server it goes to), evicting the least
+    /// recently used entry when the table is full.
+    pub fn put(&mut self, key: K, value: V, now: Nanos) {
         self.purge(now);
         if let Some(&slot) = self.map.get(&key) {
             if let Some(Some(e)) = self.entries.get_mut(slot as usize) {
-                e.server = server;
+                e.value = value;
             }
             self.touch(slot, now);
             self.compact();
             return;
         }
+        self.insert(key, value, now);
+    }
+
+    /// Every live entry at `now`, least recently used first, without refreshing any.
+    pub fn iter(&self, now: Nanos) -> impl Iterator<Item = (&K, &V)> {
+        self.uses.iter().filter_map(move |&(slot, touch)| {
+            let e = self.entry(slot)?;
+            (e.touch == touch && !self.expired(e, now)).then_some((&e.key, &e.value))
+        })
+    }
+
+    /// Forgets every entry.
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.entries.clear();
+        self.free.clear();
+        self.uses.clear();
+    }
+
+    fn value_mut(&mut self, slot: u32) -> Option<&mut V> {
+        Some(&mut self.entries.get_mut(slot as usize)?.as_mut()?.value)
+    }
+
+    /// Adds an entry for `key`, which has none.
+    fn insert(&mut self, key: K, value: V, now: Nanos) {
         if self.size == 0 {
             return;
         }
@@ -124,7 +177,7 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
         }
         let entry = Entry {
             key: key.clone(),
-            server,
+            value,
             seen: now,
             touch: 0,
         };
@@ -144,25 +197,25 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
         self.compact();
     }
 
-    /// Forgets `key`; returns its server if it had an entry (expired or not).
-    pub fn remove<Q>(&mut self, key: &Q) -> Option<ServerId>
+    /// Forgets `key`; returns its value if it had an entry (expired or not).
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         let slot = *self.map.get(key)?;
-        let server = self.release(slot).map(|e| e.server);
+        let value = self.release(slot).map(|e| e.value);
         self.compact();
-        server
+        value
     }
 
-    /// Forgets every entry that points to `server` (it was removed from the backend). O(size).
-    pub fn forget_server(&mut self, server: ServerId) {
+    /// Forgets every entry whose value `gone` says so. O(size).
+    pub fn forget_where(&mut self, gone: impl Fn(&V) -> bool) {
         let slots: Vec<u32> = self
             .map
             .values()
             .copied()
-            .filter(|&slot| self.entry(slot).is_some_and(|e| e.server == server))
+            .filter(|&slot| self.entry(slot).is_some_and(|e| gone(&e.value)))
             .collect();
         for slot in slots {
             self.release(slot);
@@ -187,23 +240,23 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
         }
     }
 
-    fn entry(&self, slot: u32) -> Option<&Entry<K>> {
+    fn entry(&self, slot: u32) -> Option<&Entry<K, V>> {
         self.entries.get(slot as usize)?.as_ref()
     }
 
-    fn expired(&self, entry: &Entry<K>, now: Nanos) -> bool {
+    fn expired(&self, entry: &Entry<K, V>, now: Nanos) -> bool {
         now.saturating_sub(entry.seen) >= self.expire
     }
 
-    /// Records a use of the entry at `slot`; returns its server.
-    fn touch(&mut self, slot: u32, now: Nanos) -> Option<ServerId> {
+    /// Records a use of the entry at `slot`; `None` when there is none.
+    fn touch(&mut self, slot: u32, now: Nanos) -> Option<()> {
         let touch = self.next_touch;
         let e = self.entries.get_mut(slot as usize)?.as_mut()?;
         e.seen = e.seen.max(now);
         e.touch = touch;
         self.next_touch += 1;
         self.uses.push_back((slot, touch));
-        Some(e.server)
+        Some(())
     }
 
     /// Evicts the least recently used entry; false when there is none.
@@ -218,7 +271,7 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
     }
 
     /// Frees the entry at `slot` and its key; its uses become stale.
-    fn release(&mut self, slot: u32) -> Option<Entry<K>> {
+    fn release(&mut self, slot: u32) -> Option<Entry<K, V>> {
         let entry = self.entries.get_mut(slot as usize)?.take()?;
         self.map.remove(&entry.key);
         self.free.push(slot);
@@ -234,6 +287,13 @@ impl<K: Hash + Eq + Clone> StickTable<K> {
         self.uses.retain(|&(slot, touch)| {
             matches!(entries.get(slot as usize), Some(Some(e)) if e.touch == touch)
         });
+    }
+}
+
+impl<K: Hash + Eq + Clone> StickTable<K, ServerId> {
+    /// Forgets every entry that points to `server` (it was removed from the backend). O(size).
+    pub fn forget_server(&mut self, server: ServerId) {
+        self.forget_where(|&s| s == server);
     }
 }
 

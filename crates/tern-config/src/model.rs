@@ -17,6 +17,7 @@ mod client_auth;
 mod condition;
 mod connection;
 mod control;
+mod counters;
 mod error_pages;
 mod http_rules;
 mod mode;
@@ -34,13 +35,17 @@ pub use condition::{
 };
 pub use connection::ConnectionMode;
 pub use control::{ControlAuth, ControlSettings, ControlToken};
+pub use counters::{
+    Counter, CounterFetch, CounterOp, CounterSource, CounterTable, Store, TableKey, TableRef,
+    Track, MAX_STRING_KEY, TRACK_SLOTS,
+};
 pub use error_pages::{ErrorPage, ErrorPages, MAX_ERROR_PAGE};
 pub use http_rules::{
     HttpAction, HttpRule, LinePart, NamePattern, Piece, Redirect, RedirectTo, ValueFormat,
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
-pub use tcp_request::{TcpRequest, TcpRule};
+pub use tcp_request::{ConnectionAction, ConnectionRule, TcpRequest, TcpRule};
 pub use tls::*;
 pub use userlist::{CryptScheme, Password, User, Userlist};
 
@@ -60,6 +65,8 @@ pub struct Config {
     pub control: ControlSettings,
     /// Users and groups for basic authentication (`[[userlist]]`).
     pub userlists: Vec<Userlist>,
+    /// Counter tables for rate limits (`[[table]]`), shared by every worker.
+    pub tables: Vec<CounterTable>,
 }
 
 impl Config {
@@ -71,6 +78,11 @@ impl Config {
     /// Index of the userlist named `name`, if any.
     pub fn userlist_index(&self, name: &str) -> Option<usize> {
         self.userlists.iter().position(|u| u.name == name)
+    }
+
+    /// Index of the counter table named `name`, if any.
+    pub fn table_index(&self, name: &str) -> Option<usize> {
+        self.tables.iter().position(|t| t.name == name)
     }
 }
 
@@ -101,6 +113,13 @@ pub struct Global {
     /// Run the CPU-heavy step of TLS handshakes on a low-priority thread next to each worker,
     /// so requests on established connections never wait behind a handshake.
     pub handshake_offload: bool,
+    /// Most connections accepted per second over all frontends and workers (HAProxy's
+    /// `maxconnrate`); beyond it the listeners pause and new connections wait in the kernel's
+    /// backlog. `None`: no cap.
+    pub max_conn_rate: Option<u32>,
+    /// Most sessions per second (HAProxy's `maxsessrate`): connections that passed their
+    /// frontend's `tcp_request.connection` rules. `None`: no cap.
+    pub max_sess_rate: Option<u32>,
 }
 
 /// A frontend: what clients connect to (`[[frontend]]`).
@@ -132,6 +151,9 @@ pub struct Frontend {
     pub timeouts: FrontendTimeouts,
     /// Per-frontend connection limit; `None` means only the global limit applies.
     pub maxconn: Option<usize>,
+    /// Most new sessions per second on this frontend (HAProxy's `rate-limit sessions`);
+    /// beyond it its listeners pause. `None`: no cap.
+    pub rate_limit_sessions: Option<u32>,
     /// Append the client address to `X-Forwarded-For`.
     pub x_forwarded_for: bool,
     /// Set `X-Forwarded-Proto` to `https` or `http` according to the bind.
@@ -245,6 +267,10 @@ pub struct FrontendTimeouts {
     /// client is closed (the server finished): HAProxy's `timeout client-fin`. `None`: the
     /// timeout the client side had before.
     pub client_fin: Option<Duration>,
+    /// How long a `tarpit` rule holds a request before answering (HAProxy's `timeout
+    /// tarpit`; default: 5 s, tern's default `connect` timeout, as HAProxy falls back to
+    /// `timeout connect`).
+    pub tarpit: Duration,
 }
 
 /// Limits on what a client may send.

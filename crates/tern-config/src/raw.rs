@@ -24,6 +24,7 @@ mod backend;
 mod client_auth;
 mod condition;
 mod control;
+mod counters;
 mod http_rules;
 mod tcp_request;
 mod userlist;
@@ -33,8 +34,9 @@ pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
+pub(crate) use counters::RawTable;
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
-pub(crate) use tcp_request::{RawTcpRequest, RawTcpRule};
+pub(crate) use tcp_request::{RawConnectionRule, RawTcpRequest, RawTcpRule};
 pub(crate) use userlist::{RawUser, RawUserlist};
 
 /// The whole file.
@@ -52,6 +54,7 @@ pub(crate) struct RawConfig {
     pub control: RawControl,
     #[serde(default)]
     pub userlist: Vec<RawUserlist>,
+    pub table: Vec<RawTable>,
 }
 
 /// `[global]`.
@@ -68,6 +71,8 @@ pub(crate) struct RawGlobal {
     pub max_tls_handshakes_per_source: Option<i64>,
     pub profiling: Option<bool>,
     pub handshake_offload: Option<bool>,
+    pub max_conn_rate: Option<i64>,
+    pub max_sess_rate: Option<i64>,
 }
 
 /// One `[[frontend]]`.
@@ -83,6 +88,7 @@ pub(crate) struct RawFrontend {
     pub monitor_uri: Option<String>,
     pub default_backend: Option<String>,
     pub maxconn: Option<i64>,
+    pub rate_limit_sessions: Option<i64>,
     pub x_forwarded_for: Option<bool>,
     pub x_forwarded_proto: Option<bool>,
     pub client_cert_headers: Option<bool>,
@@ -128,6 +134,7 @@ pub(crate) struct RawFrontendTimeouts {
     pub keep_alive: Option<RawDuration>,
     pub handshake: Option<RawDuration>,
     pub client_fin: Option<RawDuration>,
+    pub tarpit: Option<RawDuration>,
 }
 
 /// `frontend.limits`.

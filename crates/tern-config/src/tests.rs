@@ -44,6 +44,7 @@ fn minimal_config_gets_documented_defaults() {
             keep_alive: Duration::from_secs(10),
             handshake: Duration::from_secs(10),
             client_fin: None,
+            tarpit: Duration::from_secs(5),
         }
     );
     assert_eq!(

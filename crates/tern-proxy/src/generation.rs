@@ -115,6 +115,16 @@ impl ProxyHandle {
             && self.checker.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
+    /// `show table [NAME [key K]]`: the counter tables, or one table's entries (text).
+    pub fn show_table(&self, name: Option<&str>, key: Option<&str>) -> Result<String, String> {
+        self.shared.tables.show(name, key)
+    }
+
+    /// `clear table NAME [key K]`: forgets a table's entries, or one.
+    pub fn clear_table(&self, name: &str, key: Option<&str>) -> Result<String, String> {
+        self.shared.tables.clear(name, key)
+    }
+
     /// The configuration this generation runs.
     pub fn config(&self) -> &Config {
         self.shared.config()

@@ -91,6 +91,7 @@ pub(crate) async fn serve<T>(
     io: T,
     info: ConnInfo,
     log: Option<Box<Tracker>>,
+    track: crate::track::Tracking,
 ) where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
@@ -173,7 +174,10 @@ pub(crate) async fn serve<T>(
                     request,
                     respond,
                     Rc::clone(&info),
-                    stream_log,
+                    Session {
+                        log: stream_log,
+                        track: track.inherit(),
+                    },
                 );
                 let task = Profiled::new(Kind::Request, task);
                 let place = Place::Frontend(frontend);
@@ -191,6 +195,14 @@ pub(crate) async fn serve<T>(
     }
 }
 
+/// What a stream's session takes from its connection.
+struct Session {
+    /// The stream's access log record, when the frontend logs.
+    log: Option<Box<Tracker>>,
+    /// The connection's tracked counters (`Tracking::inherit`).
+    track: crate::track::Tracking,
+}
+
 /// Serves one stream: its request as an HTTP/1.1 exchange.
 async fn serve_stream(
     _live: Live,
@@ -199,8 +211,9 @@ async fn serve_stream(
     request: Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
     info: Rc<ConnInfo>,
-    log: Option<Box<Tracker>>,
+    session: Session,
 ) {
+    let Session { log, track } = session;
     let (parts, body) = request.into_parts();
     let mut head = Vec::new();
     let framing = match request::write_head(&parts, body.is_end_stream(), &mut head) {
@@ -236,7 +249,7 @@ async fn serve_stream(
     let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
-    Box::pin(conn::serve(w, frontend, io, addrs, tls, log)).await;
+    Box::pin(conn::serve(w, frontend, io, addrs, tls, log, track)).await;
 }
 
 /// The address and TLS facts of a connection, for its streams.

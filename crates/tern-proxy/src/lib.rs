@@ -47,6 +47,8 @@ pub mod stats;
 mod tcp;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
+// Stick-table counters: tracked entries, rates, the shared tables.
+mod track;
 // A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.
 mod tunnel;
 // Client-side TLS termination: handshake, admission, offload, counters, certificate reload.

@@ -9,6 +9,10 @@
 pub(crate) mod accept;
 // Failed accepts (out of file descriptors): logged once per run, summed up, not per retry.
 pub(crate) mod accept_failures;
+// `tcp_request.connection` rules: track, accept, reject before anything is read.
+pub(crate) mod conn_rules;
+// Caps on new connections per second (`max_conn_rate`, `rate_limit_sessions`, ...).
+pub(crate) mod rate_cap;
 // What a protocol's loop needs from a client connection, plain or TLS.
 pub(crate) mod client;
 // Listening sockets: one per bind per worker, sharing the port with SO_REUSEPORT.

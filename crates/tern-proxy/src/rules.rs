@@ -124,6 +124,13 @@ pub(crate) enum Verdict<'r> {
     Redirect(u16),
     /// Answer 401 with a challenge for this realm (`auth`).
     Auth(&'r str),
+    /// Hold the request for the frontend's `timeouts.tarpit`, then answer this status
+    /// (`tarpit`).
+    Tarpit(u16),
+    /// Close without an answer (`reject`).
+    Reject,
+    /// Close with a reset, without an answer (`silent-drop`).
+    SilentDrop,
 }
 
 /// Routes a request in HAProxy's order: the frontend's `http_request` rules, then (if they let
@@ -166,6 +173,10 @@ pub(crate) fn on_request<'r, F: Samples>(
                 redirect::answer(r, facts, edits);
                 return Verdict::Redirect(r.code);
             }
+            HttpAction::Track(track) => facts.track(track),
+            HttpAction::Tarpit { status } => return Verdict::Tarpit(*status),
+            HttpAction::Reject => return Verdict::Reject,
+            HttpAction::SilentDrop => return Verdict::SilentDrop,
             action => {
                 if rewrite::apply(action, facts, edits).is_err() {
                     tracing::debug!("a request rewrite gave an invalid request line: 500");

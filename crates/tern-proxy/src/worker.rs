@@ -31,6 +31,7 @@ pub use crate::lifecycle::Mode;
 use crate::lifecycle::{next_mode, Lifecycle, SessionCount};
 use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::proxy_in::Expect;
+use crate::listen::rate_cap::RateCap;
 use crate::listen::session;
 use crate::panics::{Guarded, Place};
 use crate::profiling::{self, Kind, Profiled, Table};
@@ -56,6 +57,13 @@ pub(crate) struct Shared {
     pub states: Arc<Vec<BackendState>>,
     /// Basic authentication (`http_auth`); `None` when no rule reads it.
     pub auth: Option<Arc<tern_auth::Authenticator>>,
+    /// The counter tables (`[[table]]`), shared by every worker.
+    pub tables: Arc<crate::track::table::Tables>,
+    /// `global.max_conn_rate` and `global.max_sess_rate`.
+    pub conn_rate: Option<RateCap>,
+    pub sess_rate: Option<RateCap>,
+    /// Each frontend's `rate_limit_sessions`.
+    pub frontend_rates: Vec<Option<RateCap>>,
 }
 
 /// One listening socket handed to a worker.
@@ -183,6 +191,10 @@ impl Shared {
 
     /// Waits for connection slots under the frontend's and the global limit.
     pub(crate) async fn admit(&self, frontend: usize) -> Option<Permits> {
+        let fe_rate = self.frontend_rates.get(frontend).and_then(Option::as_ref);
+        if self.conn_rate.is_some() || fe_rate.is_some() {
+            crate::listen::rate_cap::take_all([self.conn_rate.as_ref(), fe_rate]).await;
+        }
         let fe = match self.frontend_limits.get(frontend).cloned().flatten() {
             Some(sem) => Some(sem.acquire_owned().await.ok()?),
             None => None,

@@ -468,4 +468,20 @@ impl Control for Generations {
         let rows = self.lock().merged().profile;
         tern_proxy::profiling::ProfileReport::new(rows).to_string()
     }
+
+    fn show_table(&self, name: Option<&str>, key: Option<&str>) -> Result<String, ControlError> {
+        let inner = self.lock();
+        inner
+            .current
+            .show_table(name, key)
+            .map_err(ControlError::Invalid)
+    }
+
+    fn clear_table(&self, name: &str, key: Option<&str>) -> Result<String, ControlError> {
+        let inner = self.lock();
+        inner
+            .current
+            .clear_table(name, key)
+            .map_err(ControlError::Invalid)
+    }
 }

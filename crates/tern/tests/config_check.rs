@@ -102,7 +102,7 @@ fn unknown_key_is_located_and_lists_the_accepted_keys() {
         lines(&out.stderr),
         vec![format!(
             "{path}:{line}: frontend[0].timeouts.clientt: unknown field `clientt`, \
-             expected one of `client`, `http_request`, `keep_alive`, `handshake`, `client_fin`"
+             expected one of `client`, `http_request`, `keep_alive`, `handshake`, `client_fin`, `tarpit`"
         )]
     );
 }

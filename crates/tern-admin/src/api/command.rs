@@ -88,6 +88,16 @@ pub enum Command {
     SetProfiling {
         on: bool,
     },
+    /// The counter tables, or one table's entries (or one entry).
+    ShowTable {
+        name: Option<String>,
+        key: Option<String>,
+    },
+    /// Forget a table's entries, or one.
+    ClearTable {
+        name: String,
+        key: Option<String>,
+    },
     Reload,
     Upgrade,
 }
@@ -104,6 +114,7 @@ impl Command {
                 | Self::ShowServers { .. }
                 | Self::ShowTls
                 | Self::ShowProfiling
+                | Self::ShowTable { .. }
         )
     }
 }
@@ -145,6 +156,23 @@ impl fmt::Display for Command {
             Self::DelServer { server } => write!(f, "del server {server}"),
             Self::SetProfiling { on } => {
                 write!(f, "set profiling {}", if *on { "on" } else { "off" })
+            }
+            Self::ShowTable { name, key } => {
+                f.write_str("show table")?;
+                if let Some(name) = name {
+                    write!(f, " {name}")?;
+                }
+                if let Some(key) = key {
+                    write!(f, " key {key}")?;
+                }
+                Ok(())
+            }
+            Self::ClearTable { name, key } => {
+                write!(f, "clear table {name}")?;
+                if let Some(key) = key {
+                    write!(f, " key {key}")?;
+                }
+                Ok(())
             }
             Self::Reload => f.write_str("reload"),
             Self::Upgrade => f.write_str("upgrade"),
@@ -217,6 +245,15 @@ pub const SYNTAX: &[Syntax] = &[
         parse: |args| no_args(args, Command::ShowProfiling),
     },
     Syntax {
+        words: &["show", "table"],
+        args: "[TABLE [key KEY]]",
+        summary: "counter tables, or one table's entries (rate limits)",
+        parse: |args| {
+            let (name, key) = table_args(args, false)?;
+            Ok(Command::ShowTable { name, key })
+        },
+    },
+    Syntax {
         words: &["enable", "server"],
         args: "BACKEND/SERVER",
         summary: "put a server back in service (ready)",
@@ -275,6 +312,15 @@ pub const SYNTAX: &[Syntax] = &[
         args: "on|off",
         summary: "switch task profiling on or off",
         parse: parse_set_profiling,
+    },
+    Syntax {
+        words: &["clear", "table"],
+        args: "TABLE [key KEY]",
+        summary: "forget a counter table's entries, or one entry",
+        parse: |args| match table_args(args, true)? {
+            (Some(name), key) => Ok(Command::ClearTable { name, key }),
+            (None, _) => Err("missing TABLE".to_owned()),
+        },
     },
 ];
 
@@ -373,6 +419,25 @@ fn no_args(args: &[&str], command: Command) -> Result<Command, String> {
     match args {
         [] => Ok(command),
         [extra, ..] => Err(format!("unexpected argument `{}`", clip(extra))),
+    }
+}
+
+/// `[TABLE [key KEY]]`; `TABLE` required when `named`.
+fn table_args(args: &[&str], named: bool) -> Result<(Option<String>, Option<String>), String> {
+    match args {
+        [] if named => Err("missing TABLE".to_owned()),
+        [] => Ok((None, None)),
+        [table] => Ok((Some(name(table, "table")?), None)),
+        [table, word, key] if word.eq_ignore_ascii_case("key") => {
+            Ok((Some(name(table, "table")?), Some((*key).to_owned())))
+        }
+        [_, word, ..] if !word.eq_ignore_ascii_case("key") => Err(format!(
+            "unexpected argument `{}`: expected `key KEY`",
+            clip(word)
+        )),
+        [_, _] => Err("`key` needs a KEY".to_owned()),
+        [_, _, _, extra, ..] => Err(format!("unexpected argument `{}`", clip(extra))),
+        _ => Err("expected TABLE [key KEY]".to_owned()),
     }
 }
 

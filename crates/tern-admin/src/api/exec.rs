@@ -204,6 +204,15 @@ pub fn execute(ctx: &Context, command: &Command, format: Format) -> Result<Outpu
             control.set_profiling(*on);
             done(format!("profiling {}", if *on { "on" } else { "off" }))
         }
+        Command::ShowTable { name, key } => {
+            let text = control.show_table(name.as_deref(), key.as_deref())?;
+            Ok(if json {
+                Output::Json(json!({ "table": text }))
+            } else {
+                Output::Text(text)
+            })
+        }
+        Command::ClearTable { name, key } => done(control.clear_table(name, key.as_deref())?),
         Command::Reload => done(control.reload()?),
         Command::Upgrade => done(control.upgrade()?),
     }

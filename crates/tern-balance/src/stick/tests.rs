@@ -7,6 +7,25 @@ use std::collections::BTreeMap;
 const SEC: u64 = 1_000_000_000;
 
 #[test]
+fn counters_in_place_are_bounded_listed_and_cleared() {
+    let mut t: StickTable<u32, u64> = StickTable::new(2, Duration::from_secs(10));
+    *t.get_or_insert_with(&1, 0, || 0).unwrap() += 5;
+    *t.get_or_insert_with(&1, SEC, || 0).unwrap() += 1;
+    *t.get_or_insert_with(&2, 2 * SEC, || 7).unwrap() += 1;
+    *t.get_or_insert_with(&3, 3 * SEC, || 0).unwrap() += 1;
+    // Key 1 was the least recently used: evicted for key 3.
+    let listed: Vec<(u32, u64)> = t.iter(3 * SEC).map(|(k, v)| (*k, *v)).collect();
+    assert_eq!(listed, vec![(2, 8), (3, 1)]);
+    // Expired entries are not listed, and start afresh.
+    assert_eq!(t.iter(13 * SEC).count(), 0);
+    assert_eq!(*t.get_or_insert_with(&2, 13 * SEC, || 0).unwrap(), 0);
+    t.clear();
+    assert!(t.is_empty());
+    let mut none: StickTable<u32, u64> = StickTable::new(0, Duration::from_secs(10));
+    assert!(none.get_or_insert_with(&1, 0, || 0).is_none());
+}
+
+#[test]
 fn remembers_and_refreshes() {
     let mut t = StickTable::new(10, Duration::from_secs(30));
     assert_eq!(t.get("a", 0), None);

@@ -68,11 +68,23 @@ impl Proxy {
         }
     }
 
+    /// A backend section that only declares a counter table (HAProxy's usual home of a
+    /// shared `stick-table ... store`): a `[[table]]` in tern, no backend.
+    fn table_only(&self) -> bool {
+        self.section.kind == Kind::Backend
+            && self.cfg.servers.is_empty()
+            && self
+                .cfg
+                .stick_table
+                .as_ref()
+                .is_some_and(|t| !t.v.store.is_empty())
+    }
+
     /// A listen section's backend part exists when it has servers, or when nothing else would
     /// receive its requests.
     fn is_backend(&self) -> bool {
         match self.section.kind {
-            Kind::Backend => true,
+            Kind::Backend => !self.table_only(),
             Kind::Listen => {
                 !self.stats_only()
                     && (!self.cfg.servers.is_empty()
@@ -141,7 +153,10 @@ pub(crate) fn build(global: &GlobalCfg, proxies: &[Proxy], diag: &mut Diag) -> V
         if p.is_backend() {
             tables.push(build_backend::backend(p, global, diag));
         }
-        if !p.is_frontend() && !p.is_backend() && !p.stats_only() {
+        if let Some(table) = super::counters::table(p) {
+            tables.push(table);
+        }
+        if !p.is_frontend() && !p.is_backend() && !p.stats_only() && !p.table_only() {
             diag.no_effect(
                 p.section.line,
                 &p.context(),
@@ -238,6 +253,9 @@ fn target_and_limit(p: &Proxy, t: &mut Table) {
     if let Some(maxconn) = &p.cfg.maxconn {
         t.set("maxconn", maxconn.v.to_string(), maxconn.line);
     }
+    if let Some(rate) = &p.cfg.rate_limit {
+        t.set("rate_limit_sessions", rate.v.to_string(), rate.line);
+    }
 }
 
 /// `acl`, `tcp_request` and `use_backend` of a frontend, in either mode (the TOML stage refuses
@@ -250,6 +268,11 @@ fn routes(c: &ProxyCfg, t: &mut Table) {
         c.expect_proxy_from.first().map_or(0, |r| r.line),
     );
     set_time(t, "tcp_request.inspect_delay", c.inspect_delay.as_ref());
+    t.items(
+        "tcp_request.connection",
+        c.tcp_connection.clone(),
+        c.tcp_connection.first().map_or(0, |r| r.line),
+    );
     t.items(
         "tcp_request.content",
         c.tcp_content.clone(),
@@ -307,6 +330,7 @@ fn forwarded_headers(p: &Proxy, backends: &HashMap<&str, &Proxy>, t: &mut Table,
 pub(crate) fn timeouts(p: &Proxy, t: &mut Table, diag: &mut Diag) {
     let to = &p.cfg.timeouts;
     set_time(t, "timeouts.client_fin", to.client_fin.as_ref());
+    set_time(t, "timeouts.tarpit", to.tarpit.as_ref());
     let Some(client) = &to.client else {
         diag.approx(
             p.section.line,

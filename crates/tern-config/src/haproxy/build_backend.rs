@@ -221,6 +221,11 @@ fn cookie(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
 
 fn stick(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
     match (&c.stick_on, &c.stick_table) {
+        (Some(on), Some(table)) if !matches!(table.v.key.as_str(), "ip" | "ipv6") => diag.error(
+            on.line,
+            context,
+            "'stick on src' needs a 'stick-table type ip' (or ipv6): tern sticks client addresses",
+        ),
         (Some(on), Some(table)) => {
             let mut s = Inline::new();
             s.set("on", string("source"))
@@ -242,13 +247,13 @@ fn stick(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
             context,
             "'stick on src' needs a 'stick-table' in this section",
         ),
-        (None, Some(table)) => diag.no_effect(
+        (None, Some(table)) if table.v.store.is_empty() => diag.no_effect(
             table.line,
             context,
             "stick-table",
             "no 'stick on src' uses it",
         ),
-        (None, None) => {}
+        (None, _) => {}
     }
 }
 

@@ -32,6 +32,12 @@ pub(crate) fn global(g: &GlobalCfg, diag: &mut Diag) -> Table {
     if let Some(rate) = &g.maxsslrate {
         t.set("max_tls_handshake_rate", rate.v.to_string(), rate.line);
     }
+    if let Some(rate) = &g.maxconnrate {
+        t.set("max_conn_rate", rate.v.to_string(), rate.line);
+    }
+    if let Some(rate) = &g.maxsessrate {
+        t.set("max_sess_rate", rate.v.to_string(), rate.line);
+    }
     if let Some(p) = &g.profiling {
         t.set("profiling", p.v.to_string(), p.line);
     }

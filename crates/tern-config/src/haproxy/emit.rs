@@ -73,7 +73,7 @@ impl Table {
     }
 
     fn is_array(&self) -> bool {
-        matches!(self.kind, "frontend" | "backend" | "userlist")
+        matches!(self.kind, "frontend" | "backend" | "userlist" | "table")
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct GlobalCfg {
     pub maxconn: Option<Src<u64>>,
     pub hard_stop_after: Option<Src<u64>>,
     pub maxsslrate: Option<Src<u64>>,
+    pub maxconnrate: Option<Src<u64>>,
+    pub maxsessrate: Option<Src<u64>>,
     pub profiling: Option<Src<bool>>,
     pub crt_base: Option<String>,
     pub ca_base: Option<String>,
@@ -74,8 +76,6 @@ fn no_effect_reason(keyword: &str) -> Option<&'static str> {
 
 /// Global keywords HAProxy has and tern does not support yet.
 const UNSUPPORTED: &[&str] = &[
-    "maxconnrate",
-    "maxsessrate",
     "maxsslconn",
     "maxpipes",
     "maxcomprate",
@@ -159,6 +159,8 @@ pub(crate) fn apply(line: &Line, g: &mut GlobalCfg, diag: &mut Diag) {
         },
         "maxconn" => g.maxconn = uint(diag),
         "maxsslrate" => g.maxsslrate = uint(diag),
+        "maxconnrate" => g.maxconnrate = uint(diag),
+        "maxsessrate" => g.maxsessrate = uint(diag),
         "hard-stop-after" => {
             if let Some(arg) = one(diag) {
                 match parse_time(arg, Unit::Ms) {

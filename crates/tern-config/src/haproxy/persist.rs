@@ -5,8 +5,9 @@
 //! reads a cookie the server sets) is not supported yet. HAProxy refuses two modes at once and
 //! `rewrite` with `indirect`, and so does the converter. The options that set attributes of an
 //! inserted cookie (`nocache` ... `domain`) do nothing in HAProxy's other modes: they are
-//! dropped with a warning, since tern's TOML refuses them there. tern's stick table remembers
-//! client addresses only.
+//! dropped with a warning, since tern's TOML refuses them there. tern's stickiness table
+//! remembers client addresses only; a `stick-table` with `store` is a counter table
+//! (`counters.rs`).
 
 use super::proxy::Cx;
 use super::sections::Line;
@@ -125,10 +126,11 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     }
     let words = &line.words[1..];
     let mut table = StickTableLine {
+        key: String::new(),
         size: 0,
         expire: None,
+        store: Vec::new(),
     };
-    let mut typed = false;
     let mut i = 0;
     while i < words.len() {
         if words[i] == "nopurge" {
@@ -145,16 +147,21 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         };
         match words[i].as_str() {
             "type" => match value.as_str() {
-                "ip" | "ipv6" => typed = true,
+                kind @ ("ip" | "ipv6" | "string" | "integer") => table.key = kind.to_owned(),
                 other => {
                     cx.unsupported_because(
                         line.no,
                         &format!("stick-table type {other}"),
-                        "tern's stick table holds client addresses (type ip)",
+                        "tern's tables hold ip, ipv6, string or integer keys",
                     );
                     return;
                 }
             },
+            "len" => cx.approx(
+                line.no,
+                "stick-table ... len",
+                "tern keeps string keys of up to 32 bytes, HAProxy's default",
+            ),
             "size" => match parse_size(value) {
                 Ok(size) => table.size = size,
                 Err(e) => cx.error(line.no, format!("'stick-table size': {e}")),
@@ -163,7 +170,13 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                 Ok(ms) => table.expire = Some(ms),
                 Err(e) => cx.error(line.no, format!("'stick-table expire': {e}")),
             },
-            option @ ("peers" | "store" | "srvkey" | "write-to" | "recv-only") => {
+            "store" => table.store.extend(
+                value
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            ),
+            option @ ("peers" | "srvkey" | "write-to" | "recv-only") => {
                 cx.unsupported(line.no, &format!("stick-table ... {option}"));
             }
             other => {
@@ -173,8 +186,8 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         }
         i += 2;
     }
-    if !typed || table.size == 0 {
-        cx.error(line.no, "'stick-table' needs 'type ip' and a 'size'");
+    if table.key.is_empty() || table.size == 0 {
+        cx.error(line.no, "'stick-table' needs a 'type' and a 'size'");
         return;
     }
     p.stick_table = Some(Src::new(table, line.no));

@@ -121,7 +121,6 @@ const UNSUPPORTED: &[&str] = &[
     "persist",
     "dispatch",
     "source",
-    "rate-limit",
     "monitor",
     "monitor-net",
     "errorloc",
@@ -178,6 +177,18 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "maxconn" => {
             if cx.side(line, true) {
                 p.maxconn = cx.uint_arg(line, 1).map(|v| Src::new(v, line.no));
+            }
+        }
+        "rate-limit" => {
+            if cx.side(line, true) {
+                if line.word(1) == Some("sessions") {
+                    p.rate_limit = cx.uint_arg(line, 2).map(|v| Src::new(v, line.no));
+                } else {
+                    cx.error(
+                        line.no,
+                        "'rate-limit' needs 'sessions' and a rate per second",
+                    );
+                }
             }
         }
         "monitor-uri" => {

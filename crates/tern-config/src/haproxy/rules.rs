@@ -151,9 +151,11 @@ fn http_request(line: &Line, cx: &mut Cx<'_>) -> Option<String> {
     let mut t = Inline::new();
     t.set("action", string(action));
     let rest = match action {
-        "deny" => deny_args(line, &mut t, cx)?,
+        "deny" | "tarpit" => deny_args(line, &mut t, cx)?,
         "return" => return_args(line, &mut t, cx)?,
         "auth" => auth_args(line, &mut t, cx)?,
+        "reject" | "silent-drop" => &line.words[2..],
+        "track-sc0" | "track-sc1" | "track-sc2" => track_args(line, 2, &mut t, cx)?,
         _ => {
             cx.unsupported(line.no, &format!("http-request {action}"));
             return None;
@@ -213,6 +215,30 @@ fn auth_args<'w>(line: &'w Line, t: &mut Inline, cx: &mut Cx<'_>) -> Option<&'w 
             None
         }
         words => Some(words),
+    }
+}
+
+/// `track-scN KEY [table T]` with KEY at `words[at]`: the key and table, and the words left.
+pub(crate) fn track_args<'w>(
+    line: &'w Line,
+    at: usize,
+    t: &mut Inline,
+    cx: &mut Cx<'_>,
+) -> Option<&'w [String]> {
+    let Some(key) = line.word(at) else {
+        cx.error(
+            line.no,
+            format!("'{}' needs a key, e.g. src", line.words[at - 1]),
+        );
+        return None;
+    };
+    t.set("key", string(key));
+    match &line.words[at + 1..] {
+        [table, name, rest @ ..] if table == "table" => {
+            t.set("table", string(name));
+            Some(rest)
+        }
+        rest => Some(rest),
     }
 }
 

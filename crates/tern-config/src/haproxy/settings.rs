@@ -36,6 +36,7 @@ pub(crate) struct Timeouts {
     pub tunnel: Option<Src<u64>>,
     pub client_fin: Option<Src<u64>>,
     pub server_fin: Option<Src<u64>>,
+    pub tarpit: Option<Src<u64>>,
 }
 
 /// `option httpchk` and `http-check send`.
@@ -76,11 +77,16 @@ pub(crate) struct Cookie {
     pub domain: Option<String>,
 }
 
-/// `stick-table type ip size N [expire T]`.
+/// `stick-table type ip|ipv6|string|integer size N [expire T] [store ...]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StickTableLine {
+    /// tern's table type (`ip`, `ipv6`, `string`, `integer`).
+    pub key: String,
     pub size: u64,
     pub expire: Option<u64>,
+    /// The `store` items, one counter each (`http_req_rate(10s)`); empty for a table of
+    /// source stickiness only.
+    pub store: Vec<String>,
 }
 
 /// `stats ...` in a proxy.
@@ -182,6 +188,10 @@ pub(crate) struct ProxyCfg {
     pub inspect_delay: Option<Src<u64>>,
     /// TOML inline tables of `tcp-request content accept|reject`.
     pub tcp_content: Vec<Src<String>>,
+    /// TOML inline tables of `tcp-request connection accept|reject|silent-drop|track-sc*`.
+    pub tcp_connection: Vec<Src<String>>,
+    /// `rate-limit sessions N`.
+    pub rate_limit: Option<Src<u64>>,
     /// The sources of `tcp-request connection expect-proxy layer4 if { src ... }`.
     pub expect_proxy_from: Vec<Src<String>>,
     /// tern's `balance` value.

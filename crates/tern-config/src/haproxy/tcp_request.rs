@@ -2,11 +2,12 @@
 //! a TLS passthrough frontend routed by SNI needs (`tcp_request` in tern's TOML).
 //!
 //! Only the content rules that accept or reject are translated, and of the connection rules
+//! `accept`, `reject`, `silent-drop` and `track-sc0|1|2` (`tcp_request.connection`), and
 //! `tcp-request connection expect-proxy layer4 if { src NET ... }` (or `if src NET ...`), which
 //! becomes `accept_proxy_from` (the PROXY header required from those sources only). The other
-//! `tcp-request` rulesets and actions (`session`, `track-sc*`, `set-var`, other conditions,
-//! ...) are errors naming their line, never dropped: a rule that filtered traffic and silently
-//! vanished would let through what the operator meant to refuse.
+//! `tcp-request` rulesets and actions (`session`, `set-var`, other conditions, ...) are errors
+//! naming their line, never dropped: a rule that filtered traffic and silently vanished would
+//! let through what the operator meant to refuse.
 
 use super::proxy::Cx;
 use super::rules::cond;
@@ -59,8 +60,39 @@ fn content(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     p.tcp_content.push(Src::new(t.text(), line.no));
 }
 
-/// `tcp-request connection expect-proxy layer4 if { src NET ... }` or `if src NET ...`.
+/// `tcp-request connection accept|reject|silent-drop|track-scN KEY [table T] [if|unless
+/// COND]`, or `expect-proxy layer4 if { src NET ... }` (or `if src NET ...`).
 fn connection(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let Some(action) = line.word(2) else {
+        cx.error(line.no, "'tcp-request connection' needs an action");
+        return;
+    };
+    let mut t = Inline::new();
+    t.set("action", string(action));
+    let rest = match action {
+        "expect-proxy" => return expect_proxy(line, p, cx),
+        "accept" | "reject" | "silent-drop" => &line.words[3..],
+        "track-sc0" | "track-sc1" | "track-sc2" => {
+            match super::rules::track_args(line, 3, &mut t, cx) {
+                Some(rest) => rest,
+                None => return,
+            }
+        }
+        other => {
+            cx.unsupported(line.no, &format!("tcp-request connection {other}"));
+            return;
+        }
+    };
+    let Ok(condition) = cond(line, rest, cx) else {
+        return;
+    };
+    if let Some((key, text)) = condition {
+        t.set(key, string(&text));
+    }
+    p.tcp_connection.push(Src::new(t.text(), line.no));
+}
+
+fn expect_proxy(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     let words: Vec<&str> = line.words[2..].iter().map(String::as_str).collect();
     let sources = match words.as_slice() {
         ["expect-proxy", "layer4", "if", "{", "src", nets @ .., "}"] => nets,

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod connection;
+mod counters;
 mod error_pages;
 mod errors;
 mod keywords;

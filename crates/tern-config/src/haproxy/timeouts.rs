@@ -30,10 +30,7 @@ pub(crate) fn timeout(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         "tunnel" => (&mut t.tunnel, false),
         "client-fin" => (&mut t.client_fin, true),
         "server-fin" => (&mut t.server_fin, false),
-        "tarpit" => {
-            cx.no_effect(line.no, "timeout tarpit", "tern has no tarpit");
-            return;
-        }
+        "tarpit" => (&mut t.tarpit, true),
         other => {
             cx.error(line.no, format!("unknown timeout '{other}'"));
             return;

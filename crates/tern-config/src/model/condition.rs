@@ -12,6 +12,8 @@
 
 use std::net::IpAddr;
 
+use super::counters::CounterFetch;
+
 mod matching;
 
 pub use matching::{IntRange, IpNet, Matcher, Regex, TextMatch};
@@ -53,6 +55,13 @@ pub trait Facts {
     /// the request's `Authorization: Basic` field carries, once checked; `None` without
     /// credentials, with wrong ones, or where no check ran (only the HTTP data path runs them).
     fn auth_user(&self, _list: usize) -> Option<&crate::model::User> {
+        None
+    }
+
+    /// The value of a stick-table counter (`sc0_http_req_rate`), performing its operation
+    /// (`sc_inc_gpc0`); `None` when the entry or the counter does not exist. Only a data path
+    /// with counter tables answers.
+    fn counter(&self, _fetch: &CounterFetch) -> Option<u64> {
         None
     }
 }
@@ -117,6 +126,8 @@ pub enum Fetch {
     HttpAuth(UserlistRef),
     /// `http_auth_group(L)`: the groups of that user (absent when it is not one).
     HttpAuthGroup(UserlistRef),
+    /// A stick-table counter: `sc0_conn_cur`, `sc_http_req_rate(0)`, `src_conn_rate(T)`.
+    Counter(CounterFetch),
 }
 
 /// A userlist named by a fetch; its index in `Config::userlists` is resolved after the
@@ -154,8 +165,8 @@ impl Condition {
             .flat_map(|term| term.acl.tests.iter().map(|t| &t.fetch))
     }
 
-    /// Every sample fetch, to resolve the userlists they name during validation.
-    pub(crate) fn fetches_mut(&mut self) -> impl Iterator<Item = &mut Fetch> {
+    /// Every sample fetch of the condition, to resolve the userlists and tables they name.
+    pub fn fetches_mut(&mut self) -> impl Iterator<Item = &mut Fetch> {
         self.any
             .iter_mut()
             .flatten()
@@ -208,6 +219,7 @@ impl AclTest {
             Fetch::HttpAuthGroup(list) => facts
                 .auth_user(list.index)
                 .is_some_and(|u| u.groups.iter().any(|g| m.text(g.as_bytes()))),
+            Fetch::Counter(c) => facts.counter(c).is_some_and(|v| m.int(v)),
         }
     }
 }

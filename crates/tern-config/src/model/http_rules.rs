@@ -7,6 +7,7 @@
 //! copies bytes.
 
 use super::condition::{Condition, Fetch, Regex};
+use super::counters::Track;
 pub use super::rewrite::{LinePart, NamePattern, Redirect, RedirectTo, REDIRECT_CODES};
 
 /// The statuses a `deny` rule may answer with: those HAProxy has an error page for (tern's
@@ -75,6 +76,17 @@ pub enum HttpAction {
     /// The syslog severity of this request's access log line (0 `emerg` to 7 `debug`), or
     /// `None` for no line at all (`silent`) (`set-log-level`).
     SetLogLevel { severity: Option<u8> },
+    /// Track the entry of a key in a counter table (`track-sc0|1|2 KEY [table T]`); requests
+    /// only.
+    Track(Track),
+    /// Hold the request for the frontend's `timeouts.tarpit`, then answer tern's page of
+    /// `status` and close (`tarpit [deny_status N]`); requests only.
+    Tarpit { status: u16 },
+    /// Close the connection at once without an answer (`reject`); requests only.
+    Reject,
+    /// Close the connection without an answer and with a reset, sending nothing more
+    /// (`silent-drop`); requests only.
+    SilentDrop,
 }
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string

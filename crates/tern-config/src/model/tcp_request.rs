@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use super::counters::Track;
 use super::Condition;
 
 /// A frontend's `tcp_request` settings.
@@ -19,6 +20,30 @@ pub struct TcpRequest {
     pub inspect_delay: Option<Duration>,
     /// Content rules in order; the first whose condition holds decides; none: accepted.
     pub content: Vec<TcpRule>,
+    /// Rules on a new connection, before anything is read from it (HAProxy's `tcp-request
+    /// connection`), in HTTP and TCP frontends: every `track` whose condition holds acts, the
+    /// first `accept` or `reject` decides.
+    pub connection: Vec<ConnectionRule>,
+}
+
+/// One `tcp_request.connection` rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionRule {
+    pub action: ConnectionAction,
+    pub condition: Condition,
+}
+
+/// What a `tcp_request.connection` rule does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConnectionAction {
+    /// Serve the connection; later rules are not evaluated.
+    Accept,
+    /// Close the connection at once (counted as denied).
+    Reject,
+    /// Close with a reset (`silent-drop`).
+    SilentDrop,
+    /// Track the client in a counter table for the whole connection (`track-sc0 src`).
+    Track(Track),
 }
 
 /// One `tcp_request.content` rule.

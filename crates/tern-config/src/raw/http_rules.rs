@@ -39,6 +39,10 @@ pub(crate) struct RawHttpRule {
     pub clear_cookie: Option<String>,
     /// `auth`: the realm of the challenge (default: the frontend's or backend's name).
     pub realm: Option<String>,
+    /// `track-sc0|1|2`: the sample whose entry is tracked, and the table (default: the one
+    /// named like this frontend or backend).
+    pub key: Option<String>,
+    pub table: Option<String>,
     #[serde(rename = "if")]
     pub if_: Option<String>,
     pub unless: Option<String>,

@@ -8,6 +8,7 @@
 
 mod expr;
 
+pub(crate) use expr::key_fetch;
 pub(crate) use expr::network;
 pub(crate) use expr::regex as compile_regex;
 mod words;

@@ -99,6 +99,13 @@ impl Checker<'_> {
             maxconn: raw.maxconn.map(|m| {
                 self.int_in(&path.key("maxconn"), Some(m), 1..=i64::from(u32::MAX), 1) as usize
             }),
+            rate_limit_sessions: self
+                .opt_int_in(
+                    &path.key("rate_limit_sessions"),
+                    raw.rate_limit_sessions,
+                    1..=10_000_000,
+                )
+                .map(|n| n as u32),
             x_forwarded_for: raw.x_forwarded_for.unwrap_or(true),
             x_forwarded_proto: raw.x_forwarded_proto.unwrap_or(true),
             client_cert_headers: raw.client_cert_headers.unwrap_or(false),
@@ -312,6 +319,11 @@ impl Checker<'_> {
                 Duration::from_secs(10),
             ),
             client_fin: self.opt_duration(&path.key("client_fin"), raw.client_fin.as_ref()),
+            tarpit: self.duration(
+                &path.key("tarpit"),
+                raw.tarpit.as_ref(),
+                Duration::from_secs(5),
+            ),
         }
     }
 

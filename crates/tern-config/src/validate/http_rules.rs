@@ -138,6 +138,21 @@ impl Checker<'_> {
             "set-log-level" => self.set_log_level(rule, at),
             "set-status" => self.set_status(rule, at),
             "auth" => self.auth_action(rule, at),
+            "track-sc0" | "track-sc1" | "track-sc2" => HttpAction::Track(self.track(
+                action,
+                rule.key.as_deref(),
+                rule.table.as_deref(),
+                at,
+            )?),
+            // HAProxy's tarpit answers 500 unless told otherwise.
+            "tarpit" => HttpAction::Tarpit {
+                status: match rule.status {
+                    None => 500,
+                    status => self.deny_status(status, side, at),
+                },
+            },
+            "reject" => HttpAction::Reject,
+            "silent-drop" => HttpAction::SilentDrop,
             _ => self.rewrite(rule, action, side, at),
         })
     }
@@ -173,6 +188,8 @@ impl Checker<'_> {
             ("set_cookie", rule.set_cookie.is_some()),
             ("clear_cookie", rule.clear_cookie.is_some()),
             ("realm", rule.realm.is_some()),
+            ("key", rule.key.is_some()),
+            ("table", rule.table.is_some()),
         ];
         for (key, _) in given.iter().filter(|(k, set)| *set && !allowed.contains(k)) {
             self.issue(
@@ -383,6 +400,9 @@ fn keys_of(action: &str) -> Option<&'static [&'static str]> {
         "set-var" => &["name", "value"],
         "set-log-level" => &["level"],
         "auth" => &["realm"],
+        "track-sc0" | "track-sc1" | "track-sc2" => &["key", "table"],
+        "tarpit" => &["status"],
+        "reject" | "silent-drop" => &[],
         _ => return None,
     })
 }
@@ -402,7 +422,7 @@ fn known_actions(side: Side) -> &'static str {
         Side::Request => {
             "deny, return, redirect, auth, set-header, add-header, del-header, replace-header, \
              replace-value, set-method, set-path, set-query, set-uri, replace-path, replace-uri, \
-             set-var, set-log-level"
+             set-var, set-log-level, track-sc0, track-sc1, track-sc2, tarpit, reject, silent-drop"
         }
         Side::Response => {
             "deny, return, set-header, add-header, del-header, replace-header, replace-value, \

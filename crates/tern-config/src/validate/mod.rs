@@ -18,6 +18,7 @@ mod client_auth;
 mod condition;
 mod connection;
 mod control;
+mod counters;
 mod error_pages;
 mod frontend;
 mod health;
@@ -101,6 +102,8 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
     let control = checker.control(&raw.control, &userlists, &root.key("control"));
     checker.modes_agree(&frontends, &backends);
     checker.resolve_userlists(&userlists, &mut frontends, &mut backends);
+    let tables = checker.tables(&raw.table, &root.key("table"));
+    checker.resolve_tables(&tables, &mut frontends, &mut backends);
     if checker.issues.is_empty() {
         Ok(Config {
             global,
@@ -109,6 +112,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             access_log,
             control,
             userlists,
+            tables,
         })
     } else {
         Err(checker.issues)
@@ -180,6 +184,20 @@ impl<'b> Checker<'b> {
                 .map(|n| n as u32),
             profiling: raw.profiling.unwrap_or(false),
             handshake_offload: raw.handshake_offload.unwrap_or(false),
+            max_conn_rate: self
+                .opt_int_in(
+                    &path.key("max_conn_rate"),
+                    raw.max_conn_rate,
+                    1..=10_000_000,
+                )
+                .map(|n| n as u32),
+            max_sess_rate: self
+                .opt_int_in(
+                    &path.key("max_sess_rate"),
+                    raw.max_sess_rate,
+                    1..=10_000_000,
+                )
+                .map(|n| n as u32),
         }
     }
 

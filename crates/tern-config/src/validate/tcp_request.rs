@@ -9,8 +9,11 @@ use super::condition::Acls;
 use super::mode::connection_fetch;
 use super::Checker;
 use crate::locate::KeyPath;
-use crate::model::{Condition, Fetch, Frontend, HttpRule, ProxyMode, TcpRequest, TcpRule};
-use crate::raw::{RawTcpRequest, RawTcpRule};
+use crate::model::{
+    Condition, ConnectionAction, ConnectionRule, Fetch, Frontend, HttpRule, ProxyMode, TcpRequest,
+    TcpRule,
+};
+use crate::raw::{RawConnectionRule, RawTcpRequest, RawTcpRule};
 
 impl Checker<'_> {
     /// A frontend's `tcp_request`, refused on HTTP frontends.
@@ -24,7 +27,17 @@ impl Checker<'_> {
         let Some(raw) = raw else {
             return TcpRequest::default();
         };
-        if mode != ProxyMode::Tcp {
+        let connection = raw
+            .connection
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| self.connection_rule(rule, acls, &path.key("connection").index(i)))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default();
+        let inspects = raw.inspect_delay.is_some() || raw.content.is_some();
+        if mode != ProxyMode::Tcp && inspects {
             self.issue(
                 path,
                 "`tcp_request` reads a connection's first bytes before they are relayed, which \
@@ -47,7 +60,61 @@ impl Checker<'_> {
         TcpRequest {
             inspect_delay,
             content,
+            connection,
         }
+    }
+
+    /// One `tcp_request.connection` rule; `None` after an issue.
+    fn connection_rule(
+        &mut self,
+        raw: &RawConnectionRule,
+        acls: &Acls,
+        at: &KeyPath,
+    ) -> Option<ConnectionRule> {
+        let expected = "accept, reject, silent-drop, track-sc0, track-sc1 or track-sc2";
+        let action = match raw.action.as_deref() {
+            Some("accept") => ConnectionAction::Accept,
+            Some("reject") => ConnectionAction::Reject,
+            Some("silent-drop") => ConnectionAction::SilentDrop,
+            Some(track @ ("track-sc0" | "track-sc1" | "track-sc2")) => ConnectionAction::Track(
+                self.track(track, raw.key.as_deref(), raw.table.as_deref(), at)?,
+            ),
+            Some(other) => {
+                let message = format!("unknown action `{other}`: expected {expected}");
+                self.issue(&at.key("action"), message);
+                return None;
+            }
+            None => {
+                self.issue(at, format!("missing key `action`: {expected}"));
+                return None;
+            }
+        };
+        let tracks = matches!(action, ConnectionAction::Track(_));
+        for (key, given) in [("key", raw.key.is_some()), ("table", raw.table.is_some())] {
+            if given && !tracks {
+                self.issue(
+                    &at.key(key),
+                    format!("`{key}` applies to track-sc actions only"),
+                );
+            }
+        }
+        let condition = self.rule_condition(acls, raw.if_.as_deref(), raw.unless.as_deref(), at);
+        let fetches = condition.fetches().chain(match &action {
+            ConnectionAction::Track(t) => Some(&t.key),
+            _ => None,
+        });
+        if let Some(fetch) = fetches
+            .filter(|f| !matches!(f, Fetch::Counter(_)))
+            .find(|f| !connection_fetch(f) || matches!(f, Fetch::Sni | Fetch::HelloType))
+        {
+            self.issue(
+                at,
+                format!(
+                    "{fetch:?} is not known when a connection is accepted: tcp_request.connection                      rules see its addresses only (src, dst_port) and the counters"
+                ),
+            );
+        }
+        Some(ConnectionRule { action, condition })
     }
 
     fn tcp_rule(&mut self, raw: &RawTcpRule, acls: &Acls, at: &KeyPath) -> TcpRule {

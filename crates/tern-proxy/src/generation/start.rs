@@ -16,6 +16,7 @@ use crate::generation::handover::{self, Inherit, InheritedBind};
 use crate::generation::{BoundBind, ProxyHandle};
 use crate::listen;
 use crate::listen::proxy_in::Expect;
+use crate::listen::rate_cap::RateCap;
 use crate::stats::{Stats, WorkerStats};
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
@@ -385,7 +386,17 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
         }
     }
     let states = exchange::servers::build(&snapshot.config);
+    let tables = Arc::new(crate::track::table::Tables::build(&snapshot.config.tables));
+    let frontend_rates = cfg
+        .frontends
+        .iter()
+        .map(|fe| RateCap::new(fe.rate_limit_sessions))
+        .collect();
     Ok(Shared {
+        tables,
+        conn_rate: RateCap::new(cfg.global.max_conn_rate),
+        sess_rate: RateCap::new(cfg.global.max_sess_rate),
+        frontend_rates,
         snapshot,
         routing,
         reads_dst_port,

@@ -37,6 +37,7 @@ use tern_h1::local::Page;
 
 use crate::http1::error_page;
 use crate::rules::vars::Vars;
+use crate::track::Tracking;
 use tern_h1::{
     parse_request, Forwarding, H1Error, HeaderEdits, Limits, Method, RequestHead, Status,
 };
@@ -141,6 +142,7 @@ pub(crate) async fn serve<S: ClientStream>(
     addrs: Addrs,
     tls: bool,
     log: Option<Box<Tracker>>,
+    track: Tracking,
 ) {
     let accepted = Instant::now();
     let peer = addrs.peer;
@@ -184,7 +186,7 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         req_edits: HeaderEdits::new(),
         resp_edits: HeaderEdits::new(),
-        vars: RefCell::default(),
+        vars: RefCell::new(Vars::tracking(track)),
         auth_users: Vec::new(),
         io,
         buf: spare.buf,
@@ -216,6 +218,8 @@ pub(crate) async fn serve<S: ClientStream>(
         };
         first = false;
         let next = s.handle(hlen).await;
+        // The request's own tracks (`track-sc` rules) end with it.
+        s.vars.get_mut().track.request_ended();
         if let Some(log) = s.log.as_deref_mut() {
             log.emit_at(&s.w, s.vars.get_mut().take_log_level());
         }
@@ -476,6 +480,7 @@ impl<S: ClientStream> H1Conn<S> {
         write: impl FnOnce(&mut Vec<u8>, bool),
     ) -> Next {
         count_status(self.counters(), status);
+        self.vars.get_mut().track.answered(status);
         let keep_alive = keep_alive && !self.w.is_stopping() && !self.closes_client();
         self.out.clear();
         write(&mut self.out, !keep_alive);

@@ -482,6 +482,13 @@ impl<S: ClientStream> H1Conn<S> {
         if let Some(status) = outcome.status {
             count_status(fc, status);
         }
+        let track = &mut self.vars.get_mut().track;
+        if !track.is_idle() {
+            if let Some(status) = outcome.status {
+                track.answered(status);
+            }
+            track.transferred(outcome.uploaded, outcome.sent);
+        }
         let (fault, stage) = match outcome.end {
             End::Complete {
                 keep_client,

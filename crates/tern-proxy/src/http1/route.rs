@@ -6,8 +6,10 @@
 //! here is the answers rules give themselves: a `deny` answers tern's page of its status, a
 //! `return` its own response, a `redirect` its redirect, an `auth` a 401 with its challenge
 //! (the credentials were checked before the rules ran: `rules/auth.rs`); a request no rule
-//! routes, on a frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep the connection open when the
-//! whole request (body included) was already received, like the monitor URI's.
+//! routes, on a frontend without `default_backend`, gets 503 as in HAProxy. Those answers keep
+//! the connection open when the whole request (body included) was already received, like the
+//! monitor URI's. A `tarpit` answers tern's page after `timeouts.tarpit` and closes; `reject`
+//! closes and `silent-drop` resets the connection without an answer.
 //!
 //! A frontend without rules, routing to a backend without rules, goes straight to the
 //! exchange: no fact is read, nothing is evaluated ([`rules::Routing::without_rules`]).
@@ -48,7 +50,9 @@ impl<S: ClientStream> H1Conn<S> {
         let routing = &w.shared.routing[self.frontend];
         self.req_edits.clear();
         // The previous request's variables end here (an empty list when no rule sets any).
-        self.vars.get_mut().end_request();
+        let vars = self.vars.get_mut();
+        vars.end_request();
+        vars.track.request_started();
         #[cfg(debug_assertions)]
         crate::panics::trigger(self.head.target().get(self.buf.data()));
         if let Some(b) = routing.without_rules(cfg, fe) {
@@ -83,6 +87,8 @@ impl<S: ClientStream> H1Conn<S> {
         }
         let answer = match (verdict, backend) {
             (Verdict::Deny(status), _) => Answer::Denied(status),
+            (Verdict::Tarpit(status), _) => return self.tarpit(status).await,
+            (Verdict::Reject | Verdict::SilentDrop, _) => return self.drop_request(verdict),
             (Verdict::Return(action), _) => Answer::Returned(action),
             (Verdict::Redirect(code), _) => Answer::Redirected(code),
             (Verdict::Auth(realm), _) => Answer::Challenged(realm),
@@ -121,6 +127,43 @@ impl<S: ClientStream> H1Conn<S> {
             write_reply(*status, content_type, body, close, head_only, out);
         })
         .await
+    }
+
+    /// `tarpit`: holds the request for the frontend's `timeouts.tarpit` (the client waits,
+    /// as an abuser's script would, at the cost of one idle task), then answers `status` and
+    /// closes, as HAProxy does.
+    async fn tarpit(&mut self, status: u16) -> Next {
+        bump(&self.counters().denied);
+        if let Some(log) = self.log.as_deref_mut() {
+            // HAProxy's termination state of a tarpitted request.
+            log.refused(*b"PT");
+        }
+        tokio::time::sleep(self.frontend_config().timeouts.tarpit).await;
+        let w = Rc::clone(&self.w);
+        let head_only = self.head.method() == Method::Head;
+        let custom = w.shared.config().frontends[self.frontend]
+            .error_pages
+            .get(status);
+        self.respond(status, false, false, |out, close| {
+            write_either(custom, Page::Denied(status), close, head_only, out);
+        })
+        .await
+    }
+
+    /// `reject` and `silent-drop`: the connection closes without an answer; `silent-drop`
+    /// resets it, so nothing more is sent (not even a FIN).
+    fn drop_request(&mut self, verdict: Verdict<'_>) -> Next {
+        bump(&self.counters().denied);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.refused(*b"PR");
+        }
+        if verdict == Verdict::SilentDrop {
+            if let Some(tcp) = self.io.socket() {
+                crate::tunnel::reset(tcp);
+            }
+            return Next::Abort;
+        }
+        Next::Close
     }
 
     /// Answers the request as its rules decided.

@@ -14,12 +14,14 @@ use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
+use crate::listen::conn_rules::{self, Decision};
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
 use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
+use crate::track::Tracking;
 use crate::worker::Worker;
 
 /// What an h2c connection's writes gather before they go to the socket (as TLS gathers them
@@ -49,11 +51,17 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         return;
     };
     let peer = addrs.peer;
+    // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
+    let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream).await else {
+        return;
+    };
     // Follows the connection for the access log, when it is on for this frontend.
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
         if is_tcp(&w, frontend) {
+            // The tracks last as long as the session.
+            let _track = track;
             return tcp::serve(w, frontend, stream, addrs, false, log).await;
         }
         if w.shared.frontend(frontend).http2.cleartext {
@@ -64,10 +72,10 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
             // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
             let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
             let io = http2::Coalesce::new(buffered);
-            let h2 = http2::serve(w, frontend, io, info, log);
+            let h2 = http2::serve(w, frontend, io, info, log, track);
             return Profiled::new(Kind::Http2, h2).await;
         }
-        let proxy = conn::serve(w, frontend, stream, addrs, false, log);
+        let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
         return Profiled::new(Kind::Request, proxy).await;
     };
     let Some(tls) = handshake::session(
@@ -82,7 +90,7 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     else {
         return;
     };
-    serve_tls(w, frontend, tls, addrs, log).await;
+    serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
@@ -105,7 +113,11 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
             return;
         }
     };
-    serve_tls(w, frontend, tls, addrs, log).await;
+    // With the handshake offloaded, the connection rules run once the worker has it.
+    let Some(track) = admit(&w, frontend, &addrs, true, tls.tcp()).await else {
+        return;
+    };
+    serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
 /// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
@@ -116,8 +128,10 @@ async fn serve_tls(
     tls: TlsStream,
     addrs: Addrs,
     log: Option<Box<Tracker>>,
+    track: Tracking,
 ) {
     if is_tcp(&w, frontend) {
+        let _track = track;
         return tcp::serve(w, frontend, tls, addrs, true, log).await;
     }
     if http2::negotiated(tls.connection()) {
@@ -126,9 +140,41 @@ async fn serve_tls(
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
         let io = http2::Coalesce::new(http2::Lingering(tls));
-        let h2 = http2::serve(w, frontend, io, info, log);
+        let h2 = http2::serve(w, frontend, io, info, log, track);
         return Profiled::new(Kind::Http2, h2).await;
     }
-    let proxy = conn::serve(w, frontend, tls, addrs, true, log);
+    let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);
     Profiled::new(Kind::Request, proxy).await;
+}
+
+/// Runs the frontend's connection rules (`listen/conn_rules.rs`) and waits under
+/// `global.max_sess_rate`: the connection's tracks, or `None` when it is refused (closed,
+/// or reset by `silent-drop`).
+async fn admit(
+    w: &Worker,
+    frontend: usize,
+    addrs: &Addrs,
+    tls: bool,
+    socket: &tokio::net::TcpStream,
+) -> Option<Tracking> {
+    let local_port = || match addrs.local {
+        Some(local) => local.port(),
+        None if conn_rules::reads_local_port(w, frontend) => {
+            socket.local_addr().map_or(0, |a| a.port())
+        }
+        None => 0,
+    };
+    match conn_rules::run(w, frontend, addrs.peer.ip(), tls, local_port) {
+        Decision::Accept(track) => {
+            if let Some(cap) = &w.shared.sess_rate {
+                cap.take().await;
+            }
+            Some(track)
+        }
+        Decision::Reject => None,
+        Decision::SilentDrop => {
+            crate::tunnel::reset(socket);
+            None
+        }
+    }
 }

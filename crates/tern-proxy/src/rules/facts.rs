@@ -14,11 +14,13 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::net::IpAddr;
 
-use tern_config::{Facts, Fetch};
+use tern_config::{Facts, Fetch, TableKey, MAX_STRING_KEY};
 use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
 
 use super::auth::AuthSeen;
 use super::vars::Vars;
+use crate::track::table::Key;
+use tern_h1::HeaderEdits;
 
 /// What is known of a client connection, for every request on it.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +84,9 @@ pub(crate) trait Samples: Facts {
 
     /// Sets the access log level of the request (`set-log-level`; `None`: silent).
     fn set_log_level(&self, severity: Option<u8>);
+
+    /// Tracks the entry of the rule's key for this request (`track-sc0|1|2`).
+    fn track(&self, _track: &tern_config::Track) {}
 }
 
 /// The `Facts` methods requests and responses answer alike: from the head's fields and
@@ -120,6 +125,11 @@ macro_rules! head_and_connection_facts {
             self.vars
                 .try_borrow()
                 .is_ok_and(|vars| vars.get(name).is_some_and(each))
+        }
+
+        fn counter(&self, fetch: &tern_config::CounterFetch) -> Option<u64> {
+            let vars = self.vars.try_borrow().ok()?;
+            vars.track.counter(fetch, self.conn.peer)
         }
     };
 }
@@ -195,6 +205,20 @@ impl Samples for RequestFacts<'_> {
 
     set_var!();
 
+    fn track(&self, track: &tern_config::Track) {
+        let kind = self
+            .vars
+            .try_borrow()
+            .ok()
+            .and_then(|v| v.track.key_type(track.table.index));
+        let Some(key) = kind.and_then(|kind| self.key_of(&track.key, kind)) else {
+            return;
+        };
+        if let Ok(mut vars) = self.vars.try_borrow_mut() {
+            vars.track.track(track.slot, track.table.index, key, false);
+        }
+    }
+
     fn target(&self) -> &[u8] {
         let target = self.head.path().get(self.buf);
         if target.is_empty() {
@@ -218,6 +242,35 @@ impl Samples for RequestFacts<'_> {
             .iter()
             .filter(|f| f.kind() != FieldKind::Host)
             .for_each(|f| each(f.name(self.buf)));
+    }
+}
+
+impl RequestFacts<'_> {
+    /// The key `fetch` gives for a table of type `kind`; `None` when the sample is absent
+    /// (HAProxy then tracks nothing).
+    fn key_of(&self, fetch: &Fetch, kind: TableKey) -> Option<Key> {
+        let text = |bytes: &[u8]| Key::Text(bytes[..bytes.len().min(MAX_STRING_KEY)].into());
+        Some(match (fetch, kind) {
+            (Fetch::Src, TableKey::Ip | TableKey::Ipv6) => Key::Ip(self.conn.peer.to_canonical()),
+            (Fetch::DstPort, TableKey::Integer) => Key::Int(u64::from(self.conn.local_port)),
+            (Fetch::Header(name), _) => text(last_value(self.head.fields(), self.buf, name)?),
+            (Fetch::Var(name), _) => {
+                let vars = self.vars.try_borrow().ok()?;
+                text(vars.get(name)?)
+            }
+            (Fetch::Query, _) => {
+                let url = self.url();
+                text(&url[url.iter().position(|&b| b == b'?')? + 1..])
+            }
+            (_, TableKey::String) => {
+                let mut buf = HeaderEdits::new();
+                self.sample(fetch, &mut buf.add(b"k"));
+                let line = buf.added();
+                // `k: VALUE\r\n`
+                text(line.get(3..line.len().saturating_sub(2))?)
+            }
+            _ => return None,
+        })
     }
 }
 

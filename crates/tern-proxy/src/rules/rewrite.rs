@@ -88,7 +88,11 @@ pub(crate) fn apply<F: Samples>(
         HttpAction::Deny { .. }
         | HttpAction::Return { .. }
         | HttpAction::Redirect(_)
-        | HttpAction::Auth { .. } => {}
+        | HttpAction::Auth { .. }
+        | HttpAction::Track(_)
+        | HttpAction::Tarpit { .. }
+        | HttpAction::Reject
+        | HttpAction::SilentDrop => {}
     }
     Ok(())
 }

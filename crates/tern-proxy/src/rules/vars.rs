@@ -7,9 +7,12 @@
 //! value buffers are kept across requests, so once warm a `set-var` allocates nothing but a new
 //! name; a connection whose rules set none never touches it.
 
-/// The variables of one session.
+/// The variables of one session, and the stick-table entries it tracks (state of the
+/// session that rules set and read, like variables).
 #[derive(Debug, Default)]
 pub(crate) struct Vars {
+    /// What `track-sc` rules track (`crate::track`).
+    pub(crate) track: crate::track::Tracking,
     /// (full name, value); `None` for a slot whose request ended.
     entries: Vec<(String, Option<Vec<u8>>)>,
     /// The access log level a `set-log-level` rule chose for this request (`Some(None)`:
@@ -18,6 +21,14 @@ pub(crate) struct Vars {
 }
 
 impl Vars {
+    /// No variable yet, and `track` for the counters.
+    pub(crate) fn tracking(track: crate::track::Tracking) -> Self {
+        Self {
+            track,
+            ..Self::default()
+        }
+    }
+
     /// The value of `name`, if set.
     pub(crate) fn get(&self, name: &str) -> Option<&[u8]> {
         self.entries

@@ -359,3 +359,30 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn table_commands() {
+    let show = parse("show table per_ip key 10.0.0.1").unwrap().command;
+    assert_eq!(
+        show,
+        Command::ShowTable {
+            name: Some("per_ip".into()),
+            key: Some("10.0.0.1".into())
+        }
+    );
+    assert!(!show.changes_state());
+    assert_eq!(show.to_string(), "show table per_ip key 10.0.0.1");
+    assert_eq!(
+        parse("show table").unwrap().command,
+        Command::ShowTable {
+            name: None,
+            key: None
+        }
+    );
+    let clear = parse("clear table per_ip").unwrap().command;
+    assert!(clear.changes_state());
+    assert_eq!(parse(&clear.to_string()).unwrap().command, clear);
+    err("clear table", "missing TABLE");
+    err("show table t color red", "expected `key KEY`");
+    err("show table t key", "`key` needs a KEY");
+}

@@ -103,12 +103,12 @@ fn sni_passthrough_is_translated() {
 #[test]
 fn other_tcp_request_rules_fail_at_their_line() {
     let e = check_errors(&format!(
-        "{TCP_HEAD}frontend f\n  bind :80\n  tcp-request connection reject\n\
+        "{TCP_HEAD}frontend f\n  bind :80\n  tcp-request connection set-var(sess.x) int(1)\n\
          tcp-request content track-sc0 src\n  default_backend b\nbackend b\n\
          tcp-request content reject\n  server s 10.0.0.1:80\n"
     ));
     for (line, what) in [
-        (8, "tcp-request connection"),
+        (8, "tcp-request connection set-var(sess.x)"),
         (9, "tcp-request content track-sc0"),
         (12, "tcp-request in a backend"),
     ] {

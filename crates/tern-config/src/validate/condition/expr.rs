@@ -9,7 +9,10 @@
 use std::net::IpAddr;
 use std::path::Path;
 
-use crate::model::{AclTest, Fetch, IntRange, IpNet, Matcher, Regex, TextMatch, UserlistRef};
+use crate::model::{
+    AclTest, Counter, CounterFetch, CounterOp, CounterSource, Fetch, IntRange, IpNet, Matcher,
+    Regex, TableRef, TextMatch, UserlistRef, TRACK_SLOTS,
+};
 
 use super::words::Word;
 
@@ -37,7 +40,10 @@ enum MatchMethod {
 const FETCHES: &str = "hdr(NAME), req.hdr(NAME), path, url, query, method, req.ver, src, \
     dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type, http_auth(L), http_auth_group(L), \
     always_true, always_false (hdr, path, url and \
-    ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix)";
+    ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix), and the counters \
+    sc0_NAME, sc_NAME(N), src_NAME([TABLE]) with NAME one of conn_cur, conn_cnt, conn_rate, \
+    http_req_cnt, http_req_rate, http_err_rate, bytes_in_rate, bytes_out_rate, get_gpc0, \
+    gpc0_rate, inc_gpc0, clr_gpc0";
 
 const METHODS: &str = "str, beg, end, sub, dom, dir, reg, found, len, int, ip, bool";
 
@@ -101,6 +107,9 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
         }
         None => (name, None),
     };
+    if let Some(counter) = counter_fetch(base, arg)? {
+        return Ok((Fetch::Counter(counter), Kind::Int, None));
+    }
     let (base, suffix) = split_suffix(base);
     let fetch = match (base, arg) {
         ("hdr" | "req.hdr", Some(arg)) => header(arg)?,
@@ -147,6 +156,73 @@ fn userlist(name: &str) -> Result<UserlistRef, String> {
         name: name.to_owned(),
         index: 0,
     })
+}
+
+/// A fetch used as a key (`track-sc0 src`, `track-sc1 req.hdr(x-api-key)`): a plain sample,
+/// no match suffix, no counter.
+pub(crate) fn key_fetch(name: &str) -> Result<Fetch, String> {
+    match fetch(name)? {
+        (Fetch::Counter(_), _, _) | (_, Kind::Bool, _) => {
+            Err(format!("`{name}` cannot be a table key"))
+        }
+        (_, _, Some(_)) => Err(format!(
+            "`{name}` is a match, not a sample: write it without its suffix"
+        )),
+        (fetch, _, None) => Ok(fetch),
+    }
+}
+
+/// `sc0_http_req_rate`, `sc_http_req_rate(0)`, `src_http_req_rate(T)`; `None` for a name of
+/// another family.
+fn counter_fetch(base: &str, arg: Option<&str>) -> Result<Option<CounterFetch>, String> {
+    let (source, name) = if let Some(name) = base.strip_prefix("src_") {
+        let table = TableRef::named(arg.map(str::trim).unwrap_or(""));
+        (CounterSource::Src(table), name)
+    } else if let Some(name) = base.strip_prefix("sc_") {
+        let slot = match arg.map(str::trim) {
+            Some(text) if text.contains(',') => {
+                return Err(format!(
+                    "`{base}({text})`: a table argument is not supported: the entry tracked in \
+                     the slot is read"
+                ))
+            }
+            Some(text) => slot(text, base)?,
+            None => return Err(format!("`{base}` needs a slot: {base}(0)")),
+        };
+        (CounterSource::Tracked(slot), name)
+    } else if let Some((digit, name)) = base
+        .strip_prefix("sc")
+        .and_then(|rest| rest.split_at_checked(1))
+        .filter(|(d, n)| d.bytes().all(|b| b.is_ascii_digit()) && n.starts_with('_'))
+    {
+        if arg.is_some() {
+            return Err(format!(
+                "`{base}`: a table argument is not supported: the entry tracked in the slot is read"
+            ));
+        }
+        (CounterSource::Tracked(slot(digit, base)?), &name[1..])
+    } else {
+        return Ok(None);
+    };
+    let op = match name {
+        "get_gpc0" => CounterOp::Get(Counter::Gpc0),
+        "inc_gpc0" => CounterOp::IncGpc0,
+        "clr_gpc0" => CounterOp::ClrGpc0,
+        other => match Counter::named(other).filter(|c| *c != Counter::Gpc0) {
+            Some(counter) => CounterOp::Get(counter),
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(CounterFetch { source, op }))
+}
+
+fn slot(text: &str, fetch: &str) -> Result<u8, String> {
+    match text.parse::<u8>() {
+        Ok(n) if n < TRACK_SLOTS => Ok(n),
+        _ => Err(format!(
+            "`{fetch}`: slot `{text}` does not exist: tern tracks in slots 0, 1 and 2"
+        )),
+    }
 }
 
 fn header(arg: &str) -> Result<Fetch, String> {

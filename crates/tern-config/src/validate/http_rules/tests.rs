@@ -103,7 +103,7 @@ fn mistakes_are_located() {
     let text = frontend_rules(
         "http_request",
         &[
-            r#"{ action = "reject" }"#,
+            r#"{ action = "rejekt" }"#,
             r#"{ action = "deny", status = 418 }"#,
             r#"{ action = "set-header", name = "X-A", value = "1", status = 200 }"#,
             r#"{ action = "set-header", name = "Bad Name", value = "1" }"#,
@@ -120,7 +120,7 @@ fn mistakes_are_located() {
     );
     let all = errors(&text);
     for expected in [
-        "frontend[0].http_request[0].action: unknown action `reject`",
+        "frontend[0].http_request[0].action: unknown action `rejekt`",
         "frontend[0].http_request[1].status: 418 has no error page",
         "frontend[0].http_request[2].status: `status` does not apply to action `set-header`",
         "frontend[0].http_request[3].name: `Bad Name` is not a header name",

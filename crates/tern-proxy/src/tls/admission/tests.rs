@@ -16,6 +16,8 @@ fn global(rate: Option<u32>, per_source: Option<u32>) -> Global {
         max_tls_handshakes_per_source: per_source,
         profiling: false,
         handshake_offload: false,
+        max_conn_rate: None,
+        max_sess_rate: None,
     }
 }
 
