@@ -107,6 +107,8 @@ pub enum Fetch {
     /// `var(SCOPE.NAME)`: a variable a `set-var` rule set (full name, scope included); absent
     /// until one did.
     Var(String),
+    /// `unique-id`: the request's id (`unique_id_format`); in values only.
+    UniqueId,
 }
 
 impl Condition {
@@ -178,6 +180,8 @@ impl AclTest {
             Fetch::Sni => facts.sni().is_some_and(|sni| m.text(sni.as_bytes())),
             Fetch::Constant(value) => m.boolean(*value),
             Fetch::Var(name) => facts.var(name, &mut |v| m.text(v)),
+            // Conditions do not read it (the condition parser has no `unique-id`).
+            Fetch::UniqueId => false,
         }
     }
 }
