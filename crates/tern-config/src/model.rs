@@ -41,6 +41,7 @@ pub use http_rules::{
 pub use mode::ProxyMode;
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
+    LOG_VARIABLES,
 };
 pub use tcp_request::{TcpRequest, TcpRule};
 pub use tls::*;

@@ -35,7 +35,7 @@ impl RequestLog {
         self.unique_id_format.is_some()
             || !self.capture_request.is_empty()
             || !self.capture_response.is_empty()
-            || self.log_format.as_ref().is_some_and(|f| f.samples > 0)
+            || self.log_format.is_some()
     }
 
     /// Whether the id or the line reads the frontend's own address (`%fi`, `%fp`): the
@@ -83,8 +83,11 @@ pub struct LogTemplate {
 /// One piece of a [`LogTemplate`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogPiece {
-    /// Text copied as it is.
+    /// Text copied as it is (no spaces: those are separators).
     Text(String),
+    /// One or more spaces: HAProxy writes one space, unless nothing was written since the
+    /// start or the last separator (so `%{+X}o %ci` starts with the address).
+    Separator,
     /// A log variable (`%ci`), with its flags.
     Var { var: LogVar, flags: LogFlags },
     /// A sample of the request (`%[hdr(host)]`), taken when the request is routed; `slot` is
@@ -204,8 +207,6 @@ impl LogVar {
                 | Pid
                 | Hostname
                 | RequestCounter
-                | SslVersion
-                | SslCipher
                 | Method
                 | Uri
                 | UriPath
@@ -214,5 +215,72 @@ impl LogVar {
                 | Version
                 | RequestLine
         )
+    }
+}
+
+/// Every variable tern writes, by its HAProxy name (`%CC` and `%CS` are one: tern captures no
+/// cookie).
+pub const LOG_VARIABLES: &[(&str, LogVar)] = &[
+    ("ci", LogVar::ClientIp),
+    ("cp", LogVar::ClientPort),
+    ("fi", LogVar::FrontendIp),
+    ("fp", LogVar::FrontendPort),
+    ("si", LogVar::ServerIp),
+    ("sp", LogVar::ServerPort),
+    ("f", LogVar::Frontend),
+    ("ft", LogVar::FrontendTransport),
+    ("b", LogVar::Backend),
+    ("s", LogVar::Server),
+    ("t", LogVar::AcceptDate),
+    ("T", LogVar::AcceptDateGmt),
+    ("Ts", LogVar::Timestamp),
+    ("ms", LogVar::Millis),
+    ("tr", LogVar::RequestDate),
+    ("trg", LogVar::RequestDateGmt),
+    ("Th", LogVar::Th),
+    ("Ti", LogVar::Ti),
+    ("TR", LogVar::TR),
+    ("Tw", LogVar::Tw),
+    ("Tc", LogVar::Tc),
+    ("Tr", LogVar::Tr),
+    ("Ta", LogVar::Ta),
+    ("Tt", LogVar::Tt),
+    ("Tq", LogVar::Tq),
+    ("Td", LogVar::Td),
+    ("Tu", LogVar::Tu),
+    ("ST", LogVar::Status),
+    ("B", LogVar::BytesOut),
+    ("U", LogVar::BytesIn),
+    ("rc", LogVar::Retries),
+    ("ts", LogVar::Termination),
+    ("tsc", LogVar::TerminationCookie),
+    ("CC", LogVar::CapturedCookie),
+    ("CS", LogVar::CapturedCookie),
+    ("hr", LogVar::CapturedRequest),
+    ("hs", LogVar::CapturedResponse),
+    ("hrl", LogVar::CapturedRequestList),
+    ("hsl", LogVar::CapturedResponseList),
+    ("r", LogVar::RequestLine),
+    ("HM", LogVar::Method),
+    ("HU", LogVar::Uri),
+    ("HP", LogVar::UriPath),
+    ("HPO", LogVar::PathOnly),
+    ("HQ", LogVar::Query),
+    ("HV", LogVar::Version),
+    ("ID", LogVar::UniqueId),
+    ("pid", LogVar::Pid),
+    ("H", LogVar::Hostname),
+    ("rt", LogVar::RequestCounter),
+    ("sslv", LogVar::SslVersion),
+    ("sslc", LogVar::SslCipher),
+];
+
+impl LogVar {
+    /// The variable's HAProxy name (the first of [`LOG_VARIABLES`] that names it).
+    pub fn name(self) -> &'static str {
+        LOG_VARIABLES
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("?", |(n, _)| n)
     }
 }

@@ -38,6 +38,12 @@ impl Checker<'_> {
             "unique_id_format",
             Use::UniqueId,
         );
+        if unique_id_format.is_some() && !http {
+            self.issue(
+                &path.key("unique_id_format"),
+                "request ids are not supported yet on TCP frontends",
+            );
+        }
         let log_format = format(
             self,
             raw.log_format.as_ref(),

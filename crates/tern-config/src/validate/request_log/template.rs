@@ -6,64 +6,8 @@
 //! Anything tern does not write as HAProxy would (an unknown variable, a converter, a flag
 //! other than `Q`, `X`, `E`) is refused with the name of what is wrong, never written wrong.
 
-use crate::model::{LogFlags, LogPiece, LogTemplate, LogVar};
+use crate::model::{LogFlags, LogPiece, LogTemplate, LogVar, LOG_VARIABLES as VARIABLES};
 use crate::validate::http_rules::value::{fetch, scan, Token};
-
-/// Every variable tern writes, by its HAProxy name.
-pub(crate) const VARIABLES: &[(&str, LogVar)] = &[
-    ("ci", LogVar::ClientIp),
-    ("cp", LogVar::ClientPort),
-    ("fi", LogVar::FrontendIp),
-    ("fp", LogVar::FrontendPort),
-    ("si", LogVar::ServerIp),
-    ("sp", LogVar::ServerPort),
-    ("f", LogVar::Frontend),
-    ("ft", LogVar::FrontendTransport),
-    ("b", LogVar::Backend),
-    ("s", LogVar::Server),
-    ("t", LogVar::AcceptDate),
-    ("T", LogVar::AcceptDateGmt),
-    ("Ts", LogVar::Timestamp),
-    ("ms", LogVar::Millis),
-    ("tr", LogVar::RequestDate),
-    ("trg", LogVar::RequestDateGmt),
-    ("Th", LogVar::Th),
-    ("Ti", LogVar::Ti),
-    ("TR", LogVar::TR),
-    ("Tw", LogVar::Tw),
-    ("Tc", LogVar::Tc),
-    ("Tr", LogVar::Tr),
-    ("Ta", LogVar::Ta),
-    ("Tt", LogVar::Tt),
-    ("Tq", LogVar::Tq),
-    ("Td", LogVar::Td),
-    ("Tu", LogVar::Tu),
-    ("ST", LogVar::Status),
-    ("B", LogVar::BytesOut),
-    ("U", LogVar::BytesIn),
-    ("rc", LogVar::Retries),
-    ("ts", LogVar::Termination),
-    ("tsc", LogVar::TerminationCookie),
-    ("CC", LogVar::CapturedCookie),
-    ("CS", LogVar::CapturedCookie),
-    ("hr", LogVar::CapturedRequest),
-    ("hs", LogVar::CapturedResponse),
-    ("hrl", LogVar::CapturedRequestList),
-    ("hsl", LogVar::CapturedResponseList),
-    ("r", LogVar::RequestLine),
-    ("HM", LogVar::Method),
-    ("HU", LogVar::Uri),
-    ("HP", LogVar::UriPath),
-    ("HPO", LogVar::PathOnly),
-    ("HQ", LogVar::Query),
-    ("HV", LogVar::Version),
-    ("ID", LogVar::UniqueId),
-    ("pid", LogVar::Pid),
-    ("H", LogVar::Hostname),
-    ("rt", LogVar::RequestCounter),
-    ("sslv", LogVar::SslVersion),
-    ("sslc", LogVar::SslCipher),
-];
 
 /// HAProxy variables tern does not write, with why (docs/haproxy-migration.md lists them).
 const NOT_YET: &[(&str, &str)] = &[
@@ -111,7 +55,10 @@ pub(crate) fn compile(text: &str, used: Use) -> Result<LogTemplate, String> {
     let mut template = LogTemplate::default();
     for token in scan(text)? {
         let piece = match token {
-            Token::Text(text) => LogPiece::Text(text),
+            Token::Text(text) => {
+                separated(&text, &mut template.pieces);
+                continue;
+            }
             Token::Sample { expr, flags } => {
                 if used == (Use::Log { http: false }) {
                     return Err(format!(
@@ -149,6 +96,18 @@ pub(crate) fn compile(text: &str, used: Use) -> Result<LogTemplate, String> {
         template.pieces.push(piece);
     }
     Ok(template)
+}
+
+/// Adds `text` as text pieces, each run of spaces a separator (HAProxy's log-format).
+fn separated(text: &str, pieces: &mut Vec<LogPiece>) {
+    for (i, part) in text.split(' ').enumerate() {
+        if i > 0 && pieces.last() != Some(&LogPiece::Separator) {
+            pieces.push(LogPiece::Separator);
+        }
+        if !part.is_empty() {
+            pieces.push(LogPiece::Text(part.to_owned()));
+        }
+    }
 }
 
 /// The variable named `name`.
@@ -220,6 +179,7 @@ mod tests {
             }
         );
         assert_eq!(t.pieces[1], LogPiece::Text(":".into()));
+        assert_eq!(t.pieces[5], LogPiece::Separator);
         let last = t.pieces.last().unwrap();
         assert_eq!(
             *last,
@@ -250,7 +210,20 @@ mod tests {
             &t.pieces[0],
             LogPiece::Sample { fetch: Fetch::Header(h), slot: 0, .. } if h == "host"
         ));
-        assert_eq!(t.pieces.last(), Some(&LogPiece::Text(" 100%".into())));
+        assert_eq!(
+            t.pieces[t.pieces.len() - 2..],
+            [LogPiece::Separator, LogPiece::Text("100%".into())]
+        );
+        let t = compile("a   b ", LOG).unwrap();
+        assert_eq!(
+            t.pieces,
+            [
+                LogPiece::Text("a".into()),
+                LogPiece::Separator,
+                LogPiece::Text("b".into()),
+                LogPiece::Separator
+            ]
+        );
     }
 
     #[test]
