@@ -179,7 +179,7 @@ mod tests {
             }
         );
         assert_eq!(t.pieces[1], LogPiece::Text(":".into()));
-        assert_eq!(t.pieces[5], LogPiece::Separator);
+        assert_eq!(t.pieces[3], LogPiece::Separator);
         let last = t.pieces.last().unwrap();
         assert_eq!(
             *last,
