@@ -50,7 +50,7 @@ impl Checker<'_> {
             "log_format",
             Use::Log { http },
         );
-        let unique_id_header = raw.unique_id_header.as_ref().and_then(|name| {
+        let unique_id_header = raw.unique_id_header.as_ref().map(|name| {
             let at = path.key("unique_id_header");
             if !is_token_text(name) {
                 self.issue(&at, format!("`{name}` is not a header name"));
@@ -59,7 +59,7 @@ impl Checker<'_> {
             } else if !http {
                 self.issue(&at, "a TCP frontend has no request to add a header to");
             }
-            Some(name.clone())
+            name.clone()
         });
         let capture_request = self.captures(
             raw.capture_request_headers.as_deref(),
