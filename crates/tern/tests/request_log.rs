@@ -6,14 +6,19 @@
 //! request and response fields. A frontend without `log_format` writes its captures into tern's
 //! own text line, as HAProxy's httplog does. The same policy is written in TOML and in
 //! HAProxy's `.cfg` syntax (converted by `tern convert`, to which the test adds the
-//! `[access_log]` table: HAProxy's `log` targets are not converted). Mistakes are refused by
-//! `tern check` with file, line and key.
+//! `[access_log]` table: HAProxy's `log` targets are not converted). HAProxy itself, where
+//! installed, runs the same `.cfg` beside tern: the lines of both, for the same requests, are
+//! the same byte for byte (with a format of the variables that do not depend on timing or
+//! ports). Mistakes are refused by `tern check` with file, line and key.
 
 #![allow(clippy::unwrap_used)]
 
 mod support;
+use support::others::{free_port, Other};
 use support::*;
 
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -232,4 +237,69 @@ fn check_cfg(dir: &Path, cfg: &str, needles: &[&str]) {
     for needle in needles {
         assert!(out.stderr.contains(needle), "{needle}: {out:?}");
     }
+}
+
+/// The same `.cfg` for HAProxy and tern, but for `bind`: a format of the variables that do not
+/// depend on the moment, the ports or the programs' own answers.
+fn same_cfg(bind: &str, term: &Term) -> String {
+    let format = "%ft %b/%s %ST %tsc %rc %hr %hs %hrl %hsl %{+Q}r %HM %HU %HP %HPO %HQ %HV %CC \
+                  %CS %{+Q}[var(txn.none)] %[var(txn.none)] %{+E}HU %{+Q}HM id=%ID";
+    format!(
+        "global\n  log stdout format raw local0\n\
+         defaults\n  mode http\n  log global\n  option dontlognull\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+         frontend web\n  bind {bind}\n  unique-id-format id-%HM-%HPO\n\
+         \x20 capture request header X-Test len 9\n  capture request header X-None len 5\n\
+         \x20 capture response header X-Term-Server len 4\n\
+         \x20 log-format \"{format}\"\n  default_backend app\n\
+         backend app\n  server t {addr}\n",
+        addr = term.addr
+    )
+}
+
+/// Sends `request` on a new connection to `addr` and reads the answer until the close.
+fn send(addr: SocketAddr, request: &[u8]) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(request).unwrap();
+    let _ = read_until_closed(&mut s, Duration::from_secs(10));
+}
+
+#[test]
+fn lines_are_haproxy_s_for_the_same_cfg() {
+    if !have("haproxy") {
+        eprintln!("skipped: haproxy is not installed");
+        return;
+    }
+    let term = Term::start("hx");
+    let dir = temp_dir("rlog-haproxy");
+    let port = free_port();
+    let haproxy = Other::haproxy(
+        &dir,
+        &same_cfg(&format!("127.0.0.1:{port}"), &term),
+        &[port],
+    );
+    let path = dir.join("tern.cfg");
+    std::fs::write(&path, same_cfg("127.0.0.1:0", &term)).unwrap();
+    let out = tern_finish(
+        &["convert", path.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let toml = format!("{}\n[access_log]\ntarget = \"access.log\"\n", out.stdout);
+    let tern = Tern::run_in(dir.clone(), &toml);
+    let requests: [&[u8]; 3] = [
+        b"GET /a%22b]?x=1 HTTP/1.1\r\nHost: h\r\nX-Test: a{|}\"#z\r\nConnection: close\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"BAD\r\n\r\n",
+    ];
+    for request in requests {
+        send(SocketAddr::from(([127, 0, 0, 1], port)), request);
+        send(tern.addr(), request);
+    }
+    let theirs = haproxy.wait_log("web web/<NOSRV>", Duration::from_secs(10));
+    tern.stop();
+    let ours = std::fs::read_to_string(dir.join("access.log")).unwrap();
+    let theirs: Vec<&str> = theirs.lines().filter(|l| l.starts_with("web")).collect();
+    let ours: Vec<&str> = ours.lines().collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 3);
 }

@@ -187,9 +187,10 @@ impl Record {
         }
     }
 
-    /// `%HM`, `%HU`, `%HP`, `%HPO`, `%HQ`, `%HV`; nothing without a request.
+    /// `%HM`, `%HU`, `%HP`, `%HPO`, `%HQ`, `%HV`; `<BADREQ>` without a request (HAProxy's).
     fn request_part(&self, var: LogVar, out: &mut Vec<u8>) {
         if self.request != Request::Line {
+            out.extend_from_slice(b"<BADREQ>");
             return;
         }
         let target = self.target.get();

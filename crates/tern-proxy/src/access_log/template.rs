@@ -42,9 +42,15 @@ pub(crate) fn render(template: &LogTemplate, values: &dyn Values, out: &mut Vec<
             }
             LogPiece::Var { var, flags } => {
                 let flags = merged(every, *flags);
+                let before = out.len();
                 field(out, flags, Kind::of(*var), |out| {
                     values.var(*var, flags, out)
                 });
+                if out.len() == before && *var != LogVar::Query {
+                    // No capture block (no request): the next separator still counts as the
+                    // only one, as in HAProxy (whose empty `%HQ` does count).
+                    continue;
+                }
             }
             LogPiece::Sample { fetch, flags, slot } => {
                 let flags = merged(every, *flags);
@@ -64,7 +70,8 @@ enum Kind {
     Text,
     /// A number or a date: `-` when empty.
     Number,
-    /// Written whole by [`Values::var`], nothing added (the lists of captures).
+    /// Written whole by [`Values::var`], nothing added (the captures, and `%HQ`, which is
+    /// empty without a query).
     Raw,
 }
 
@@ -72,9 +79,8 @@ impl Kind {
     fn of(var: LogVar) -> Kind {
         use LogVar::*;
         match var {
-            CapturedRequest | CapturedResponse | CapturedRequestList | CapturedResponseList => {
-                Kind::Raw
-            }
+            CapturedRequest | CapturedResponse | CapturedRequestList | CapturedResponseList
+            | Query => Kind::Raw,
             ClientPort | FrontendPort | ServerPort | Timestamp | Millis | Th | Ti | TR | Tw
             | Tc | Tr | Ta | Tt | Tq | Td | Tu | Status | BytesOut | BytesIn | Retries | Pid
             | RequestCounter => Kind::Number,

@@ -161,12 +161,27 @@ fn missing_request_and_tcp_sessions() {
             var(LogVar::Method),
         ],
     );
-    assert_eq!(line, "<BADREQ> <NOSRV> -");
+    assert_eq!(line, "<BADREQ> <NOSRV> <BADREQ>");
     r.request = Request::Tcp;
     assert_eq!(
         rendered(&r, vec![var(LogVar::Tt), var(LogVar::RequestLine)]),
         "15-"
     );
+    // Empty captures write nothing, and their separators fold (HAProxy's layout).
+    let line = rendered(
+        &r,
+        vec![
+            LogPiece::Separator,
+            var(LogVar::Status),
+            LogPiece::Separator,
+            var(LogVar::CapturedRequest),
+            LogPiece::Separator,
+            var(LogVar::CapturedResponse),
+            LogPiece::Separator,
+            var(LogVar::Termination),
+        ],
+    );
+    assert_eq!(line, "200 --");
 }
 
 #[test]

@@ -347,8 +347,11 @@ impl Tracker {
         };
         extra.format.clone_from(&self.template);
         extra.server = server;
-        extra.request_captures.resize(self.captures.0, Vec::new());
-        extra.response_captures.resize(self.captures.1, Vec::new());
+        // Without a request HAProxy writes no capture block at all.
+        if self.record.request == Request::Line {
+            extra.request_captures.resize(self.captures.0, Vec::new());
+            extra.response_captures.resize(self.captures.1, Vec::new());
+        }
         Some(extra)
     }
 

@@ -17,10 +17,10 @@ use tern_h1::{Field, FieldValue};
 use super::facts::Samples;
 use crate::access_log::template::{self, address, encoded, number, Escape, Values};
 
-/// The next request's number in the process (`%rt`), from 1.
+/// The next request's number in the process (`%rt`), from 0 as in HAProxy.
 pub(crate) fn next_counter() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    COUNTER.fetch_add(1, Ordering::Relaxed) + 1
+    COUNTER.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A request being routed, as a template's values.
