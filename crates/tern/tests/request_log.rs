@@ -26,6 +26,7 @@ use std::time::Duration;
 use tern_tls::KeyKind;
 
 const ID_FORMAT: &str = "%{+X}o %ci:%cp_%fi:%fp_%Ts_%rt:%pid";
+const TCP_FORMAT: &str = "%ci %ft %b/%s %Tw/%Tc/%Tt %ts %rc %HM";
 const LOG_FORMAT: &str = "%ci [%tr] %ft %b/%s %ST %tsc %rc %hr %hs %{+Q}r id=%ID \
                           ua=%[req.hdr(user-agent)] %HM %HP %HQ %HV %{+Q}[hdr(x-none)]";
 
@@ -79,8 +80,20 @@ bind = ["127.0.0.1:0"]
 default_backend = "app"
 capture_request_headers = [{{ name = "User-Agent", len = 4 }}]
 
+[[frontend]]
+name = "raw"
+mode = "tcp"
+bind = ["127.0.0.1:0"]
+default_backend = "tapp"
+log_format = "{TCP_FORMAT}"
+
 [[backend]]
 name = "app"
+servers = [{{ name = "t", address = "{addr}" }}]
+
+[[backend]]
+name = "tapp"
+mode = "tcp"
 servers = [{{ name = "t", address = "{addr}" }}]
 
 [access_log]
@@ -104,8 +117,11 @@ fn cfg(term: &Term) -> String {
          \x20 http-response set-header X-ID %[unique-id]\n  default_backend app\n\
          frontend plain\n  bind 127.0.0.1:0\n  option httplog\n\
          \x20 capture request header User-Agent len 4\n  default_backend app\n\
-         backend app\n  server t {addr}\n",
+         frontend raw\n  mode tcp\n  bind 127.0.0.1:0\n  log-format {tcp}\n  default_backend tapp\n\
+         backend app\n  server t {addr}\n\
+         backend tapp\n  mode tcp\n  server t {addr}\n",
         log = escaped(LOG_FORMAT),
+        tcp = escaped(TCP_FORMAT),
         id = escaped(ID_FORMAT),
         addr = term.addr
     )
@@ -163,11 +179,21 @@ fn ids_reach_the_server_and_the_log_with_captures_over_http1_and_h2() {
         let plain = format!("http://127.0.0.1:{}/p", tern.binds[1].1.port());
         let (head, _) = fetch(&[], &plain);
         assert!(head.starts_with("http/1.1 200"), "{head}");
+        let tcp = format!("http://127.0.0.1:{}/t", tern.binds[2].1.port());
+        let (head, _) = fetch(&["-H", "Connection: close"], &tcp);
+        assert!(head.starts_with("http/1.1 200"), "{head}");
         let dir = tern.dir.clone();
         tern.stop();
         let log = std::fs::read_to_string(dir.join("access.log")).unwrap();
         let lines: Vec<&str> = log.lines().collect();
-        assert_eq!(lines.len(), 3, "{log}");
+        assert_eq!(lines.len(), 4, "{log}");
+        // A TCP session's line: its timers, state and retries; HTTP variables have no request.
+        assert!(
+            lines[3].starts_with("127.0.0.1 raw tapp/t "),
+            "{}",
+            lines[3]
+        );
+        assert!(lines[3].ends_with(" -- 0 <BADREQ>"), "{}", lines[3]);
         for (line, (id, version)) in lines.iter().zip(ids.iter().zip(["1.1", "2.0"])) {
             assert!(line.starts_with("127.0.0.1 ["), "{line}");
             let middle = format!(
