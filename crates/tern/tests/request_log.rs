@@ -4,7 +4,8 @@
 //! `h=1` echoes its request head), is read by `%[unique-id]` in a response rule, and is the
 //! `%ID` of the access log line, which follows the frontend's `log_format` with its captured
 //! request and response fields. A frontend without `log_format` writes its captures into tern's
-//! own text line, as HAProxy's httplog does. The same policy is written in TOML and in
+//! own text line, as HAProxy's httplog does; a TCP frontend's `log_format` writes its sessions.
+//! The same policy is written in TOML and in
 //! HAProxy's `.cfg` syntax (converted by `tern convert`, to which the test adds the
 //! `[access_log]` table: HAProxy's `log` targets are not converted). HAProxy itself, where
 //! installed, runs the same `.cfg` beside tern: the lines of both, for the same requests, are
