@@ -5,8 +5,9 @@
 //! As in HAProxy, the formats take one argument (spaces escaped with `\` or the string
 //! quoted), `defaults` may set them for the frontends after it, and `option httplog`,
 //! `httpslog` or `tcplog` after a `log-format` replaces it with the standard line (tern's own
-//! text line, whose layout follows `httplog`; `log-format` after the option wins). `capture`
-//! applies to frontends only. The formats themselves are checked by the TOML stage, whose
+//! text line, whose layout follows `httplog`; `log-format` after the option wins). In a
+//! backend they have no effect (a line follows its frontend's format); `capture` applies to
+//! frontends only, not in `defaults` either. The formats themselves are checked by the TOML stage, whose
 //! errors name these lines.
 
 use super::proxy::Cx;
@@ -16,14 +17,16 @@ use super::toml_text::{inline, string};
 
 /// Applies one of the keywords above.
 pub(crate) fn logging(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
-    match line.keyword() {
+    let keyword = line.keyword();
+    if keyword != "capture" && !cx.side(line, true) {
+        return;
+    }
+    match keyword {
         "unique-id-format" => p.unique_id_format = format_arg(line, cx),
         "unique-id-header" => {
-            if cx.side(line, true) {
-                p.unique_id_header = cx
-                    .arg(line, 1, "a header name")
-                    .map(|v| Src::new(v.to_owned(), line.no));
-            }
+            p.unique_id_header = cx
+                .arg(line, 1, "a header name")
+                .map(|v| Src::new(v.to_owned(), line.no));
         }
         "log-format" => p.log_format = format_arg(line, cx),
         _ => capture(line, p, cx),

@@ -6,6 +6,7 @@ mod connection;
 mod error_pages;
 mod errors;
 mod keywords;
+mod logging;
 mod proxies;
 mod rewrite;
 mod tcp;
