@@ -46,7 +46,10 @@ impl<S: ClientStream> H1Conn<S> {
             if let Some(name) = &log.unique_id_header {
                 self.req_edits.add(name.as_bytes()).push(&id);
             }
-            self.vars.borrow_mut().set_unique_id(&id);
+            // No rule runs yet: the variables are not borrowed.
+            if let Ok(mut vars) = self.vars.try_borrow_mut() {
+                vars.set_unique_id(&id);
+            }
         }
         if let Some(tracker) = self.log.as_deref_mut() {
             let extra = tracker.extra();
