@@ -21,6 +21,7 @@ mod counters;
 mod error_pages;
 mod http_rules;
 mod mode;
+mod request_log;
 mod rewrite;
 mod tcp_request;
 mod tls;
@@ -45,6 +46,10 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
+pub use request_log::{
+    Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
+    LOG_VARIABLES,
+};
 pub use tcp_request::{ConnectionAction, ConnectionRule, TcpRequest, TcpRule};
 pub use tls::*;
 pub use userlist::{CryptScheme, Password, User, Userlist};
@@ -169,6 +174,9 @@ pub struct Frontend {
     /// HTTP/2 on this frontend's connections (`http2`): h2c on plain binds, and the settings
     /// and limits of every HTTP/2 connection (TLS binds speak it when ALPN chooses `h2`).
     pub http2: Http2Settings,
+    /// Request ids, captured fields and the log line's layout (`unique_id_format`,
+    /// `capture_*_headers`, `log_format`).
+    pub request_log: RequestLog,
 }
 
 /// A frontend's HTTP/2 settings (`http2`); see docs/configuration.md for the defaults' reasons.

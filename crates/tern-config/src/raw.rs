@@ -99,12 +99,25 @@ pub(crate) struct RawFrontend {
     pub http_response: Option<Vec<RawHttpRule>>,
     pub error_pages: Option<RawErrorPages>,
     pub tcp_request: Option<RawTcpRequest>,
+    pub unique_id_format: Option<String>,
+    pub unique_id_header: Option<String>,
+    pub capture_request_headers: Option<Vec<RawCapture>>,
+    pub capture_response_headers: Option<Vec<RawCapture>>,
+    pub log_format: Option<String>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,
     #[serde(default)]
     pub limits: RawLimits,
     #[serde(default)]
     pub http2: RawHttp2,
+}
+
+/// One of `capture_request_headers` / `capture_response_headers`: `{ name, len }`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCapture {
+    pub name: Option<String>,
+    pub len: Option<i64>,
 }
 
 /// `frontend.http2`.

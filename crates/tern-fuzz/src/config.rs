@@ -21,7 +21,7 @@ use tern_config::{
 };
 
 /// Where the fuzzed file pretends to live: a directory that does not exist.
-const FILE: &str = "/nonexistent-tern-fuzz/tern.toml";
+pub(crate) const FILE: &str = "/nonexistent-tern-fuzz/tern.toml";
 const CFG_FILE: &str = "/nonexistent-tern-fuzz/haproxy.cfg";
 
 /// Every error names a line of the file (1-based; one past the end for "missing at the end").
@@ -91,7 +91,7 @@ pub fn haproxy_cfg(data: &[u8]) {
 }
 
 /// `s` as a TOML basic string, quotes included.
-fn toml_string(s: &str) -> String {
+pub(crate) fn toml_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -107,7 +107,7 @@ fn toml_string(s: &str) -> String {
 }
 
 /// A configuration with one frontend around `rules` (TOML lines of the frontend table).
-fn frontend_config(rules: &str) -> String {
+pub(crate) fn frontend_config(rules: &str) -> String {
     format!(
         "[[frontend]]\nname = \"f\"\nbind = [\"127.0.0.1:8080\"]\ndefault_backend = \"b\"\n\
          {rules}\n\n[[backend]]\nname = \"b\"\nservers = [{{ name = \"s\", address = \"127.0.0.1:9000\" }}]\n"
@@ -139,7 +139,7 @@ pub fn acl(data: &[u8]) {
     let _: &Condition = condition;
 }
 
-fn only_frontend(config: &Config) -> &tern_config::Frontend {
+pub(crate) fn only_frontend(config: &Config) -> &tern_config::Frontend {
     assert_eq!(config.frontends.len(), 1);
     &config.frontends[0]
 }
@@ -280,7 +280,7 @@ fn parse_value(value: &str) -> Option<ValueFormat> {
 
 /// How a fetch is written in a header value; only the fetches documented for header values
 /// may appear there.
-fn fetch_name(f: &Fetch) -> String {
+pub(crate) fn fetch_name(f: &Fetch) -> String {
     match f {
         Fetch::Src => "src".into(),
         Fetch::DstPort => "dst_port".into(),
@@ -290,6 +290,9 @@ fn fetch_name(f: &Fetch) -> String {
         Fetch::Path => "path".into(),
         Fetch::Url => "url".into(),
         Fetch::Header(name) => format!("hdr({name})"),
+        Fetch::Query => "query".into(),
+        Fetch::Var(name) => format!("var({name})"),
+        Fetch::UniqueId => "unique-id".into(),
         other => panic!("fetch {other:?} is not documented for header values"),
     }
 }

@@ -18,6 +18,7 @@
 //! | `acl` | ACL expressions and `if` conditions, inside a generated config | no panic; an accepted condition evaluates on several requests |
 //! | `client_hello` | the ClientHello readers of admission and of TLS passthrough (`tern_proxy::tls::client_hello`) | no panic; no verdict changes as more bytes arrive; a server name found is a host name from the input |
 //! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
+//! | `log_format` | `log_format` and `unique_id_format` strings (HAProxy log-format) | accepted formats hold no control bytes, only known variables, flags and fetches, samples numbered in order, and print back to the same pieces |
 //! | `http2_frames` | tern's HTTP/2 connection in memory (`tern_proxy::http2_fuzz`): its frame-header reader, the `h2` crate with tern's settings, each request's translation into an HTTP/1.1 head | no panic; the connection ends with the input; each translated head is one whole head to tern-h1 with the stream's method and path |
 //! | `proxy_header` | [`tern_proxy_protocol::parse`] (PROXY v1/v2 received) | a complete header ends inside the input and the bound and does not depend on what follows; prefixes are `Partial`; a refusal stays one |
 //!
@@ -33,6 +34,7 @@ pub mod config;
 pub mod differential;
 pub mod h1;
 pub mod http2;
+pub mod log_format;
 pub mod proxy_header;
 pub mod rewrite;
 mod rfc;
@@ -51,6 +53,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("haproxy_cfg", config::haproxy_cfg),
     ("acl", config::acl),
     ("header_value", config::header_value),
+    ("log_format", log_format::log_format),
     ("client_hello", client_hello::client_hello),
     ("proxy_header", proxy_header::proxy_header),
     ("http2_frames", http2::http2_frames),

@@ -7,8 +7,8 @@
 //!   bounded queue with `try_send`. When the queue is full the line is dropped and counted; a
 //!   worker never waits for the log. Without `[access_log]` a connection carries no
 //!   tracker and each hook is one branch on `None`.
-//! - **One writer thread** (`writer.rs`) formats the lines (`format.rs`: text or JSON) and
-//!   writes them to stdout, stderr, a file or syslog (UDP or a Unix datagram socket).
+//! - **One writer thread** (`writer.rs`) formats the lines (`format.rs`: text or JSON; or a
+//!   frontend's `log_format`, `template.rs` over `record_values.rs`) and writes them to stdout, stderr, a file or syslog (UDP or a Unix datagram socket).
 //! - [`AccessLog`] is the cloneable handle to the queue: opened once by the binary from
 //!   `[access_log]`, it outlives the workers, so a reload hands the same sink to the next set
 //!   of workers and no line is lost or duplicated in between. The writer ends when the last
@@ -19,11 +19,15 @@
 
 mod format;
 mod record;
+mod record_values;
+pub(crate) mod template;
 mod tracker;
 mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_template;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use tern_config::{AccessLogSettings, LogTarget};
 
+pub(crate) use format::Civil;
 pub(crate) use record::Record;
 pub(crate) use tracker::Tracker;
 use writer::{Msg, Output, Writer};

@@ -14,6 +14,8 @@ mod error_page;
 pub(crate) mod forward;
 // One exchange in flight: the request body goes up while the response comes down.
 pub(crate) mod relay;
+// What a request gives its id and log line while routed: id, captures, log samples.
+mod request_log;
 // Between a parsed head and the exchange: request rules, the backend, rules' own answers.
 pub(crate) mod route;
 // The memory of ended sessions, kept by the worker for the next ones (HTTP/2 streams).

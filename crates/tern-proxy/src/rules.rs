@@ -20,6 +20,8 @@ pub(crate) mod facts;
 mod redirect;
 // The actions that change the message (headers, request line, status).
 mod rewrite;
+// The request id, and what the access log takes from a request while it is routed.
+pub(crate) mod request_id;
 // Variables (`set-var`, `var()`).
 pub(crate) mod vars;
 

@@ -213,6 +213,7 @@ fn frontend(
         target_and_limit(p, &mut t);
         super::build_tcp::frontend(p, &mut t, diag);
         routes(c, &mut t);
+        request_log(c, &mut t);
         return t;
     }
     if let Some(uri) = &c.monitor_uri {
@@ -242,7 +243,28 @@ fn frontend(
     }
     routes(c, &mut t);
     header_rules(c, &mut t);
+    request_log(c, &mut t);
     t
+}
+
+/// `unique-id-*`, `capture ... header` and `log-format` of a frontend, in either mode (the
+/// TOML stage refuses what a TCP frontend cannot have, naming the `.cfg` line).
+pub(crate) fn request_log(c: &ProxyCfg, t: &mut Table) {
+    for (key, value) in [
+        ("unique_id_format", &c.unique_id_format),
+        ("unique_id_header", &c.unique_id_header),
+        ("log_format", &c.log_format),
+    ] {
+        if let Some(v) = value {
+            t.set(key, string(&v.v), v.line);
+        }
+    }
+    for (key, list) in [
+        ("capture_request_headers", &c.capture_request),
+        ("capture_response_headers", &c.capture_response),
+    ] {
+        t.items(key, list.clone(), list.first().map_or(0, |r| r.line));
+    }
 }
 
 /// `default_backend` and `maxconn` of a frontend, in either mode.

@@ -38,6 +38,7 @@ mod emit;
 mod error_pages;
 mod global;
 mod lexer;
+mod logging;
 mod options;
 mod persist;
 mod proxy;

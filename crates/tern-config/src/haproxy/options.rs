@@ -13,15 +13,13 @@ use super::sections::Line;
 use super::settings::{ProxyCfg, Src};
 use crate::model::ConnectionMode;
 
+const LOGGING: &str =
+    "HAProxy's logging is not converted; tern's access log is configured in [access_log]";
+
 /// Options that do nothing in tern, with the reason.
 fn no_effect_reason(name: &str) -> Option<&'static str> {
-    const LOGGING: &str =
-        "HAProxy's logging is not converted; tern's access log is configured in [access_log]";
     Some(match name {
-        "httplog"
-        | "httpslog"
-        | "tcplog"
-        | "dontlognull"
+        "dontlognull"
         | "dontlog-normal"
         | "log-separate-errors"
         | "logasap"
@@ -130,6 +128,13 @@ pub(crate) fn option(
             if enable {
                 p.httpchk = None;
             }
+        }
+        "httplog" | "httpslog" | "tcplog" => {
+            // HAProxy: the option replaces an earlier `log-format` (tern's own line then).
+            if enable {
+                p.log_format = None;
+            }
+            cx.no_effect(line.no, &keyword, LOGGING);
         }
         "http-buffer-request" => cx.approx(
             line.no,

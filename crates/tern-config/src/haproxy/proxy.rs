@@ -241,8 +241,10 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             }
         }
         "stats" => stats::stats(line, p, cx),
-        "log" | "log-format" | "log-format-sd" | "error-log-format" | "log-tag" | "capture"
-        | "declare" => cx.no_effect(
+        "unique-id-format" | "unique-id-header" | "log-format" | "capture" => {
+            super::logging::logging(line, p, cx)
+        }
+        "log" | "log-format-sd" | "error-log-format" | "log-tag" | "declare" => cx.no_effect(
             line.no,
             keyword,
             "HAProxy's logging is not converted; tern's access log is configured in [access_log]",

@@ -214,4 +214,12 @@ pub(crate) struct ProxyCfg {
     pub stick_on: Option<Src<()>>,
     pub stats: Stats,
     pub allbackups: Option<Src<bool>>,
+    /// `unique-id-format`, `unique-id-header`, `log-format` (cleared by a later `option
+    /// httplog|httpslog|tcplog`).
+    pub unique_id_format: Option<Src<String>>,
+    pub unique_id_header: Option<Src<String>>,
+    pub log_format: Option<Src<String>>,
+    /// TOML inline tables of `capture request|response header`.
+    pub capture_request: Vec<Src<String>>,
+    pub capture_response: Vec<Src<String>>,
 }

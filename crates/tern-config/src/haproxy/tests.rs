@@ -7,6 +7,7 @@ mod counters;
 mod error_pages;
 mod errors;
 mod keywords;
+mod logging;
 mod proxies;
 mod rewrite;
 mod tcp;

@@ -128,6 +128,8 @@ pub enum Fetch {
     HttpAuthGroup(UserlistRef),
     /// A stick-table counter: `sc0_conn_cur`, `sc_http_req_rate(0)`, `src_conn_rate(T)`.
     Counter(CounterFetch),
+    /// `unique-id`: the request's id (`unique_id_format`); in values only.
+    UniqueId,
 }
 
 /// A userlist named by a fetch; its index in `Config::userlists` is resolved after the
@@ -220,6 +222,8 @@ impl AclTest {
                 .auth_user(list.index)
                 .is_some_and(|u| u.groups.iter().any(|g| m.text(g.as_bytes()))),
             Fetch::Counter(c) => facts.counter(c).is_some_and(|v| m.int(v)),
+            // Conditions do not read it (the condition parser has no `unique-id`).
+            Fetch::UniqueId => false,
         }
     }
 }

@@ -51,6 +51,7 @@ impl Checker<'_> {
             &path.key("accept_proxy_from"),
         );
         let acls = self.acls(raw.acl.as_ref(), &path.key("acl"));
+        let request_log = self.request_log(raw, mode, path);
         if mode == ProxyMode::Tcp {
             self.tcp_frontend_keys(raw, path);
         }
@@ -116,6 +117,7 @@ impl Checker<'_> {
                 &path.key("connection_mode"),
                 true,
             ),
+            request_log,
         }
     }
 

@@ -18,7 +18,7 @@
 
 mod redirect;
 mod rewrite;
-mod value;
+pub(super) mod value;
 
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,7 @@ mod http_rules;
 mod mode;
 mod persistence;
 mod protection;
+mod request_log;
 mod routing;
 mod server_proto;
 mod tcp_request;

@@ -51,6 +51,18 @@ impl Civil {
         MONTHS[(self.month as usize).saturating_sub(1).min(11)]
     }
 
+    /// `14/May/2025:10:00:00 +0000` (HAProxy's `%T`).
+    pub(crate) fn write_gmt(&self, out: &mut Vec<u8>) {
+        padded(out, self.day, 2);
+        out.push(b'/');
+        out.extend_from_slice(self.month_name().as_bytes());
+        out.push(b'/');
+        int(out, self.year);
+        out.push(b':');
+        self.write_time(out);
+        out.extend_from_slice(b" +0000");
+    }
+
     /// `hh:mm:ss`.
     fn write_time(&self, out: &mut Vec<u8>) {
         padded(out, self.hour, 2);
@@ -125,7 +137,7 @@ fn uint(out: &mut Vec<u8>, v: u64) {
 }
 
 /// Appends `v` with leading zeros to `width` digits.
-fn padded(out: &mut Vec<u8>, v: u32, width: usize) {
+pub(super) fn padded(out: &mut Vec<u8>, v: u32, width: usize) {
     let start = out.len();
     int(out, i64::from(v));
     let len = out.len() - start;
@@ -180,7 +192,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Milliseconds of a timer in microseconds, -1 staying -1.
-fn millis(us: i64) -> i64 {
+pub(super) fn millis(us: i64) -> i64 {
     if us < 0 {
         -1
     } else {
@@ -209,7 +221,7 @@ fn text_or_dash<const N: usize>(out: &mut Vec<u8>, text: &Text<N>) {
     }
 }
 
-fn version_name(version: u8) -> &'static str {
+pub(super) fn version_name(version: u8) -> &'static str {
     match version {
         10 => "HTTP/1.0",
         20 => "HTTP/2.0",
@@ -244,6 +256,7 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
     out.extend_from_slice(&r.termination);
     out.extend_from_slice(if r.redispatched { b" +" } else { b" " });
     int(out, i64::from(r.retries));
+    captured(r, out);
     out.extend_from_slice(b" \"");
     match r.request {
         Request::Line => {
@@ -268,6 +281,20 @@ pub(crate) fn text(r: &Record, out: &mut Vec<u8>) {
     int(out, millis(t.idle));
     out.push(b' ');
     tls_text(r, out);
+}
+
+/// The captured fields, ` {req1|req2} {res1}` as in HAProxy's httplog; nothing for a frontend
+/// without captures.
+fn captured(r: &Record, out: &mut Vec<u8>) {
+    let Some(extra) = r.extra.as_deref() else {
+        return;
+    };
+    for list in [&extra.request_captures, &extra.response_captures] {
+        if !list.is_empty() {
+            out.push(b' ');
+            super::template::captures(out, list, false, false);
+        }
+    }
 }
 
 /// `CLIENT [DATE] FRONTEND[~] BACKEND/SERVER`: the start of both text lines (HTTP and TCP).
@@ -439,6 +466,9 @@ pub(crate) fn json(r: &Record, out: &mut Vec<u8>) {
             b",\"method\":null,\"path\":null,\"version\":null,\"error\":null,\"mode\":\"tcp\"",
         ),
     }
+    if let Some(extra) = r.extra.as_deref() {
+        json_extra(extra, out);
+    }
     match &r.tls {
         None => out.extend_from_slice(b",\"tls\":null}"),
         Some(tls) => {
@@ -453,6 +483,30 @@ pub(crate) fn json(r: &Record, out: &mut Vec<u8>) {
             } else {
                 b",\"resumed\":false}}"
             });
+        }
+    }
+}
+
+/// The request id and the captured fields, when the frontend has them.
+fn json_extra(extra: &super::record::Extra, out: &mut Vec<u8>) {
+    if !extra.unique_id.is_empty() {
+        json_key(out, "unique_id");
+        json_string(out, &extra.unique_id);
+    }
+    for (key, list) in [
+        ("captured_request_headers", &extra.request_captures),
+        ("captured_response_headers", &extra.response_captures),
+    ] {
+        if !list.is_empty() {
+            json_key(out, key);
+            out.push(b'[');
+            for (i, value) in list.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json_string(out, value);
+            }
+            out.push(b']');
         }
     }
 }

@@ -4,9 +4,16 @@
 //! are copied into bounded inline buffers ([`Text`]), the TLS version and cipher are static
 //! names. Handing one over is a copy into a slot of the bounded queue, so the request path does
 //! no allocation and no formatting; the writer thread formats.
+//!
+//! A frontend with a request id, captures or a `log_format` adds an [`Extra`] (one allocation
+//! per request, only there): the id, the captured values, the samples of the format, and the
+//! format itself, which the writer thread follows instead of tern's own layout.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::SystemTime;
+
+use tern_config::LogTemplate;
 
 /// Longest frontend, backend or server name kept (longer ones are cut).
 pub(crate) const NAME_MAX: usize = 64;
@@ -119,8 +126,29 @@ pub(crate) struct TlsFields {
     pub resumed: bool,
 }
 
+/// What a frontend's `unique_id_format`, captures and `log_format` add to a line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Extra {
+    /// The line's layout; `None`: tern's text or JSON line (with the captures).
+    pub format: Option<Arc<LogTemplate>>,
+    /// The request id (`%ID`); empty when none was made.
+    pub unique_id: Vec<u8>,
+    /// One value per `capture_request_headers` entry (empty when the field was absent).
+    pub request_captures: Vec<Vec<u8>>,
+    /// One value per `capture_response_headers` entry.
+    pub response_captures: Vec<Vec<u8>>,
+    /// The format's `%[fetch]` samples, by slot; `None` when absent.
+    pub samples: Vec<Option<Vec<u8>>>,
+    /// The address the client connected to (`%fi`, `%fp`), when the format reads it.
+    pub local: Option<SocketAddr>,
+    /// The server's address (`%si`, `%sp`).
+    pub server: Option<SocketAddr>,
+    /// The request's number in the process (`%rt`).
+    pub counter: u64,
+}
+
 /// One access log line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Record {
     /// When the request started (its first byte), or the connection for a handshake failure.
     pub time: SystemTime,
@@ -155,6 +183,8 @@ pub(crate) struct Record {
     /// Syslog severity of the line: 6 (informational) unless a `set-log-level` rule chose
     /// another.
     pub severity: u8,
+    /// `None` unless the frontend has a request id, captures or a `log_format`.
+    pub extra: Option<Box<Extra>>,
 }
 
 impl Record {
@@ -180,6 +210,7 @@ impl Record {
             stream: 0,
             tls: None,
             severity: SEVERITY_INFO,
+            extra: None,
         }
     }
 }

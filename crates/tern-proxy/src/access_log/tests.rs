@@ -21,7 +21,7 @@ fn may_14() -> SystemTime {
 }
 
 /// A complete request over TLS, answered by server s1.
-fn record() -> Record {
+pub(super) fn record() -> Record {
     let mut r = Record::new("192.0.2.7:40000".parse().unwrap(), "web");
     r.time = may_14();
     r.backend.set(b"app");

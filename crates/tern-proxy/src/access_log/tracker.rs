@@ -12,13 +12,16 @@
 //! which phase), the subset tern produces being listed in docs/configuration.md.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use rustls::{CipherSuite, HandshakeKind, ProtocolVersion, ServerConnection};
-use tern_h1::{RequestHead, Version};
+use tern_h1::{Field, RequestHead, Version};
 use tokio::time::Instant;
 
-use super::record::{Record, Request, Text, Timers, TlsFields};
+use tern_config::{Capture, LogTemplate, RequestLog};
+
+use super::record::{Extra, Record, Request, Text, Timers, TlsFields};
 use crate::http1::relay::{End, Fault, Outcome, Stage};
 use crate::tls::handshake::HandshakeEnd;
 use crate::tls::stats::{AdmissionEvent, Failure};
@@ -44,6 +47,10 @@ pub(crate) struct Tracker {
     failed_connects: i64,
     backend: Option<usize>,
     server: Option<usize>,
+    /// The frontend's `log_format`, given to every line.
+    template: Option<Arc<LogTemplate>>,
+    /// How many request and response fields the frontend captures.
+    captures: (usize, usize),
 }
 
 /// Microseconds from `from` to `to` (0 if `to` is earlier).
@@ -60,15 +67,27 @@ impl Tracker {
         if !config.access_log.as_ref()?.logs_frontend(name) {
             return None;
         }
-        Some(Self::starting(Record::new(client, name)))
+        let mut tracker = Self::starting(Record::new(client, name));
+        tracker.follow(&config.frontends[frontend].request_log);
+        Some(tracker)
+    }
+
+    /// Takes the frontend's `log_format` and capture counts.
+    fn follow(&mut self, log: &RequestLog) {
+        self.template.clone_from(&log.log_format);
+        self.captures = (log.capture_request.len(), log.capture_response.len());
     }
 
     /// A tracker for HTTP/2 stream `id` of this connection, which starts now: the connection's
     /// fields (client, frontend, TLS) are copied, and its lines say `HTTP/2.0` and the stream.
     pub(crate) fn stream(&self, id: u32) -> Box<Self> {
-        let mut record = self.record;
+        let mut record = self.record.clone();
         record.stream = id;
-        Self::starting(record)
+        record.extra = None;
+        let mut tracker = Self::starting(record);
+        tracker.template.clone_from(&self.template);
+        tracker.captures = self.captures;
+        tracker
     }
 
     /// A tracker of `record`'s connection, starting now.
@@ -84,6 +103,8 @@ impl Tracker {
             failed_connects: 0,
             backend: None,
             server: None,
+            template: None,
+            captures: (0, 0),
         })
     }
 
@@ -108,6 +129,8 @@ impl Tracker {
         r.request = Request::Tls(reason);
         r.timers.handshake = micros(self.accepted, Instant::now());
         r.time = ago(self.accepted.elapsed());
+        let extra = self.record.extra.take();
+        self.record.extra = self.completed(extra, None);
         if let Some(sink) = shared.access_log() {
             sink.send(self.record);
         }
@@ -286,15 +309,56 @@ impl Tracker {
             .server
             .and_then(|s| backend.and_then(|b| b.servers.get(s)));
         r.server.set(server.map_or(&[][..], |s| s.name.as_bytes()));
+        let extra = r.extra.take();
+        let extra = self.completed(extra, server.map(|s| s.address));
         if let Some(sink) = w.shared.access_log() {
-            sink.send(*r);
+            // Without `extra` (the usual case) this is the plain copy it always was.
+            let mut line = self.record.clone();
+            line.extra = extra;
+            sink.send(line);
         }
         self.reset();
+    }
+
+    /// This request's part of the line for a frontend with a request id, captures or a
+    /// `log_format` (an allocation only there); the request routing step fills it.
+    pub(crate) fn extra(&mut self) -> &mut Extra {
+        self.record.extra.get_or_insert_with(Box::default)
+    }
+
+    /// The response's captured fields, from its head (`fields` parsed from `buf`).
+    pub(crate) fn capture_response(&mut self, captures: &[Capture], fields: &[Field], buf: &[u8]) {
+        let extra = self.extra();
+        crate::rules::request_id::capture(captures, fields, buf, &mut extra.response_captures);
+    }
+
+    /// `extra` with the format, the capture slots and the server's address, when the frontend
+    /// has any of them; `None` (nothing to carry) otherwise.
+    fn completed(
+        &self,
+        extra: Option<Box<Extra>>,
+        server: Option<SocketAddr>,
+    ) -> Option<Box<Extra>> {
+        let wanted = self.template.is_some() || self.captures != (0, 0);
+        let mut extra = match extra {
+            Some(extra) => extra,
+            None if wanted => Box::default(),
+            None => return None,
+        };
+        extra.format.clone_from(&self.template);
+        extra.server = server;
+        // Without a request HAProxy writes no capture block at all.
+        if self.record.request == Request::Line {
+            extra.request_captures.resize(self.captures.0, Vec::new());
+            extra.response_captures.resize(self.captures.1, Vec::new());
+        }
+        Some(extra)
     }
 
     /// Clears the request's fields, keeping the connection's.
     fn reset(&mut self) {
         let r = &mut self.record;
+        r.extra = None;
         r.timers = Timers {
             handshake: 0,
             ..Timers::NONE

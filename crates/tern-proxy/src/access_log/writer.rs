@@ -277,9 +277,11 @@ impl Writer {
         if let Some(syslog) = &self.syslog {
             syslog.header(SystemTime::now(), record.severity, &mut self.buf);
         }
-        match self.format {
-            LogFormat::Text => format::text(record, &mut self.buf),
-            LogFormat::Json => format::json(record, &mut self.buf),
+        let template = record.extra.as_deref().and_then(|e| e.format.as_deref());
+        match (template, self.format) {
+            (Some(template), _) => super::template::render(template, record, &mut self.buf),
+            (None, LogFormat::Text) => format::text(record, &mut self.buf),
+            (None, LogFormat::Json) => format::json(record, &mut self.buf),
         }
         self.pending += 1;
         if self.syslog.is_some() {

@@ -452,6 +452,11 @@ impl<S: ClientStream> H1Conn<S> {
                     conn: &self.conn,
                     edits: &mut self.resp_edits,
                     vars: &self.vars,
+                    captures: self
+                        .log
+                        .as_deref_mut()
+                        .filter(|_| !fe.request_log.capture_response.is_empty())
+                        .map(|log| (&fe.request_log.capture_response[..], log)),
                 },
             },
             ServerSide {

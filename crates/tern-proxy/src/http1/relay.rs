@@ -34,10 +34,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tern_config::HttpRule;
+use tern_config::{Capture, HttpRule};
 use tern_h1::{BodyReader, ClientBody, H1Error, HeaderEdits, RequestInfo, ResponseHead};
 use tokio::io::AsyncWrite;
 
+use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
@@ -231,6 +232,9 @@ pub(crate) struct ResponseRules<'a> {
     pub edits: &'a mut HeaderEdits,
     /// The session's variables (`var()` in response rules, `set-var`).
     pub vars: &'a RefCell<Vars>,
+    /// The response fields the frontend captures, and the log line they go to (`None` when
+    /// it captures none or does not log).
+    pub captures: Option<(&'a [Capture], &'a mut Tracker)>,
 }
 
 impl ResponseRules<'_> {
@@ -243,6 +247,9 @@ impl ResponseRules<'_> {
         sni: Option<&str>,
     ) -> Result<Option<&HeaderEdits>, Fault> {
         self.edits.clear();
+        if let Some((captures, log)) = self.captures.as_mut() {
+            log.capture_response(captures, head.fields(), buf);
+        }
         if self.backend.is_empty() && self.frontend.is_empty() {
             return Ok(None);
         }

@@ -55,8 +55,15 @@ impl<S: ClientStream> H1Conn<S> {
         vars.track.request_started();
         #[cfg(debug_assertions)]
         crate::panics::trigger(self.head.target().get(self.buf.data()));
+        let request_log = fe.request_log.is_active();
+        if request_log {
+            self.identify(&fe.request_log, &fe.name);
+        }
         if let Some(b) = routing.without_rules(cfg, fe) {
             self.backend = b;
+            if request_log {
+                self.sample_for_log(&fe.request_log);
+            }
             return self.forward(hlen).await;
         }
         if let Some(auth) = w.shared.auth.as_deref() {
@@ -79,6 +86,9 @@ impl<S: ClientStream> H1Conn<S> {
         };
         let (verdict, backend) =
             rules::route_request(cfg, fe, routing, &facts, &mut self.req_edits);
+        if request_log {
+            self.sample_for_log(&fe.request_log);
+        }
         if let Some(b) = backend {
             self.backend = b;
             if let Some(log) = self.log.as_deref_mut() {

@@ -199,6 +199,11 @@ impl Samples for RequestFacts<'_> {
                     true
                 });
             }
+            Fetch::UniqueId => {
+                if let Ok(vars) = self.vars.try_borrow() {
+                    out.push(vars.unique_id());
+                }
+            }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }
     }
@@ -302,6 +307,11 @@ impl Samples for ResponseFacts<'_> {
                     out.push(v);
                     true
                 });
+            }
+            Fetch::UniqueId => {
+                if let Ok(vars) = self.vars.try_borrow() {
+                    out.push(vars.unique_id());
+                }
             }
             _ => connection_sample(fetch, self.conn, self.sni, out),
         }

@@ -18,6 +18,8 @@ pub(crate) struct Vars {
     /// The access log level a `set-log-level` rule chose for this request (`Some(None)`:
     /// no line).
     log_level: Option<Option<u8>>,
+    /// The request's id (`unique_id_format`), read by `%[unique-id]`; empty when none.
+    unique_id: Vec<u8>,
 }
 
 impl Vars {
@@ -62,8 +64,20 @@ impl Vars {
         self.log_level.take()
     }
 
+    /// The request's id.
+    pub(crate) fn unique_id(&self) -> &[u8] {
+        &self.unique_id
+    }
+
+    /// Sets the request's id.
+    pub(crate) fn set_unique_id(&mut self, id: &[u8]) {
+        self.unique_id.clear();
+        self.unique_id.extend_from_slice(id);
+    }
+
     /// A request ends: every variable but the session's is unset (buffers kept).
     pub(crate) fn end_request(&mut self) {
+        self.unique_id.clear();
         for (name, value) in &mut self.entries {
             if !name.starts_with("sess.") {
                 if let Some(v) = value {

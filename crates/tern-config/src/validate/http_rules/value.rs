@@ -7,8 +7,8 @@
 
 use crate::model::{Fetch, Piece, ValueFormat};
 
-const FETCHES: &str =
-    "src, dst_port, ssl_fc, ssl_fc_sni, method, path, query, url, hdr(NAME), req.hdr(NAME), var(NAME)";
+pub(crate) const FETCHES: &str = "src, dst_port, ssl_fc, ssl_fc_sni, method, path, query, url, \
+     hdr(NAME), req.hdr(NAME), var(NAME), unique-id";
 
 /// Parses a header value.
 pub(super) fn parse(text: &str) -> Result<ValueFormat, String> {
@@ -18,48 +18,104 @@ pub(super) fn parse(text: &str) -> Result<ValueFormat, String> {
         ));
     }
     let mut pieces = Vec::new();
-    let mut literal = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('%') {
-        literal.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('%') {
-            literal.push('%');
-            rest = tail;
-        } else if let Some(inner) = after.strip_prefix('[') {
-            let end = inner
-                .find(']')
-                .ok_or("`%[` is not closed: write `%[fetch]`")?;
-            if !literal.is_empty() {
-                pieces.push(Piece::Text(std::mem::take(&mut literal)));
+    for token in scan(text)? {
+        pieces.push(match token {
+            Token::Text(text) => Piece::Text(text),
+            Token::Sample { expr, flags: "" } => Piece::Fetch(fetch(expr)?),
+            Token::Var { name, flags: "" } => {
+                let shown: String = name.chars().take(8).collect();
+                return Err(format!(
+                    "`%{shown}`: log-format variables and flags are not supported yet in header \
+                     values; write `%%` for a `%`, or `%[fetch]` with one of {FETCHES}"
+                ));
             }
-            pieces.push(Piece::Fetch(fetch(&inner[..end])?));
-            rest = &inner[end + 1..];
-        } else {
-            let shown: String = after.chars().take(8).collect();
-            return Err(format!(
-                "`%{shown}`: log-format variables and flags are not supported yet in header \
-                 values; write `%%` for a `%`, or `%[fetch]` with one of {FETCHES}"
-            ));
-        }
-    }
-    literal.push_str(rest);
-    if !literal.is_empty() {
-        pieces.push(Piece::Text(literal));
+            Token::Sample { flags, .. } | Token::Var { flags, .. } => {
+                let shown: String = flags.chars().take(8).collect();
+                return Err(format!(
+                    "`%{{{shown}}}`: log-format variables and flags are not supported yet in \
+                     header values; write `%%` for a `%`, or `%[fetch]` with one of {FETCHES}"
+                ));
+            }
+        });
     }
     Ok(ValueFormat { pieces })
 }
 
-/// One fetch of `%[...]`.
-fn fetch(expr: &str) -> Result<Fetch, String> {
-    if comma_outside_parentheses(expr) {
-        return Err(format!(
-            "`%[{expr}]`: converters are not supported yet in header values"
-        ));
+/// One part of a log-format string, as [`scan`] cuts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Token<'a> {
+    /// Literal text, `%%` already turned into `%`.
+    Text(String),
+    /// `%{flags}[expr]`, flags empty without braces.
+    Sample { expr: &'a str, flags: &'a str },
+    /// `%{flags}name`: a log variable (letters and digits).
+    Var { name: &'a str, flags: &'a str },
+}
+
+/// Cuts a HAProxy log-format string into text, samples and variables (shared by header values
+/// and log formats, which give the variables their meaning).
+pub(crate) fn scan(text: &str) -> Result<Vec<Token<'_>>, String> {
+    let mut tokens = Vec::new();
+    let mut literal = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        literal.push_str(&rest[..at]);
+        let mut after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('%') {
+            literal.push('%');
+            rest = tail;
+            continue;
+        }
+        let mut flags = "";
+        if let Some(inner) = after.strip_prefix('{') {
+            let end = inner
+                .find('}')
+                .ok_or("`%{` is not closed: write `%{+Q}r`, for instance")?;
+            flags = &inner[..end];
+            after = &inner[end + 1..];
+        }
+        if !literal.is_empty() {
+            tokens.push(Token::Text(std::mem::take(&mut literal)));
+        }
+        if let Some(inner) = after.strip_prefix('[') {
+            let end = inner
+                .find(']')
+                .ok_or("`%[` is not closed: write `%[fetch]`")?;
+            tokens.push(Token::Sample {
+                expr: &inner[..end],
+                flags,
+            });
+            rest = &inner[end + 1..];
+        } else {
+            let len = after
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(after.len());
+            if len == 0 {
+                let shown: String = after.chars().take(8).collect();
+                return Err(format!(
+                    "`%{shown}`: a `%` starts a variable (`%ci`), a sample (`%[src]`) or `%%`"
+                ));
+            }
+            tokens.push(Token::Var {
+                name: &after[..len],
+                flags,
+            });
+            rest = &after[len..];
+        }
     }
-    let unknown = || {
-        format!("`%[{expr}]`: fetch not supported yet in header values; expected one of {FETCHES}")
-    };
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        tokens.push(Token::Text(literal));
+    }
+    Ok(tokens)
+}
+
+/// One fetch of `%[...]`.
+pub(crate) fn fetch(expr: &str) -> Result<Fetch, String> {
+    if comma_outside_parentheses(expr) {
+        return Err(format!("`%[{expr}]`: converters are not supported yet"));
+    }
+    let unknown = || format!("`%[{expr}]`: fetch not supported yet; expected one of {FETCHES}");
     Ok(match expr {
         "src" => Fetch::Src,
         "dst_port" => Fetch::DstPort,
@@ -69,6 +125,7 @@ fn fetch(expr: &str) -> Result<Fetch, String> {
         "path" => Fetch::Path,
         "url" => Fetch::Url,
         "query" => Fetch::Query,
+        "unique-id" => Fetch::UniqueId,
         _ if expr.starts_with("var(") && expr.ends_with(')') => {
             Fetch::Var(super::var_name(&expr[4..expr.len() - 1])?)
         }
@@ -136,7 +193,7 @@ mod tests {
         for (text, needle) in [
             ("%ci", "not supported yet"),
             ("%{+Q}o", "not supported yet"),
-            ("50%", "not supported yet"),
+            ("50%", "starts a variable"),
             ("%[src", "not closed"),
             ("%[src,ipmask(24)]", "converters"),
             ("%[hdr(host),lower]", "converters"),
