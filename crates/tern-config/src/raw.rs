@@ -22,6 +22,7 @@ use serde::Deserialize;
 mod access_log;
 mod backend;
 mod client_auth;
+mod compression;
 mod condition;
 mod control;
 mod http_rules;
@@ -30,6 +31,7 @@ mod tcp_request;
 pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
+pub(crate) use compression::RawCompression;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
@@ -88,6 +90,7 @@ pub(crate) struct RawFrontend {
     pub http_request: Option<Vec<RawHttpRule>>,
     pub http_response: Option<Vec<RawHttpRule>>,
     pub error_pages: Option<RawErrorPages>,
+    pub compression: Option<RawCompression>,
     pub tcp_request: Option<RawTcpRequest>,
     #[serde(default)]
     pub timeouts: RawFrontendTimeouts,

@@ -220,6 +220,7 @@ fn frontend(
     }
     routes(c, &mut t);
     header_rules(c, &mut t);
+    super::compression::emit(c, global, &context, &mut t, diag);
     t
 }
 

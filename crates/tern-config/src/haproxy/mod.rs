@@ -30,6 +30,7 @@ mod build_global;
 mod build_server;
 mod build_tcp;
 mod check;
+mod compression;
 mod cpu_map;
 mod crt;
 mod diag;

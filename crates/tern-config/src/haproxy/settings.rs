@@ -201,4 +201,5 @@ pub(crate) struct ProxyCfg {
     pub stick_on: Option<Src<()>>,
     pub stats: Stats,
     pub allbackups: Option<Src<bool>>,
+    pub compression: super::compression::CompressionCfg,
 }
