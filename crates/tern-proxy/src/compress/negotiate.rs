@@ -35,27 +35,31 @@ pub(crate) fn negotiate<'a>(
     if head.version() != Version::Http11 || head.method() == Method::Head {
         return None;
     }
-    let mut accept = Vec::new();
-    for f in head.fields() {
-        let name = f.name(buf);
-        if name.eq_ignore_ascii_case(b"accept-encoding") {
-            accept.push(f.value(buf));
-        } else if name.eq_ignore_ascii_case(b"user-agent") && old_mozilla(f.value(buf)) {
-            return None;
-        }
+    let named = |name: &'static [u8]| {
+        head.fields()
+            .iter()
+            .filter(move |f| f.name(buf).eq_ignore_ascii_case(name))
+            .map(|f| f.value(buf))
+    };
+    if named(b"user-agent").any(old_mozilla) {
+        return None;
     }
-    let coding = choose(&config.algos, &accept)?;
+    let coding = choose(&config.algos, named(b"accept-encoding"))?;
     if offload {
         edits.delete(b"accept-encoding");
     }
     Some(Offer { coding, config })
 }
 
-/// The best of `algos` for the `Accept-Encoding` field values `values`.
-pub(super) fn choose(algos: &[Coding], values: &[&[u8]]) -> Option<Coding> {
+/// The best of `algos` for the `Accept-Encoding` field values `values` (read several times,
+/// nothing copied).
+pub(super) fn choose<'v>(
+    algos: &[Coding],
+    values: impl Iterator<Item = &'v [u8]> + Clone,
+) -> Option<Coding> {
     let elements = || {
         values
-            .iter()
+            .clone()
             .flat_map(|v| v.split(|b| *b == b','))
             .filter_map(element)
     };
