@@ -410,3 +410,108 @@ fn bad_tables_stop_tern_check_with_file_line_and_key() {
         "{out:?}"
     );
 }
+
+/// The same `.cfg` served by HAProxy and by tern, on its own port each.
+fn haproxy_cfg(listen: u16, origin: u16) -> String {
+    format!(
+        "global\n  nbthread 1\n\
+         defaults\n  mode http\n  timeout client 30s\n  timeout server 30s\n  timeout connect 5s\n\
+         frontend web\n  bind 127.0.0.1:{listen}\n  compression algo gzip deflate\n  \
+         compression type text/html text/plain\n  default_backend text\n\
+         backend text\n  server py 127.0.0.1:{origin}\n"
+    )
+}
+
+/// What a client sees of the compression of one response: the coding, Vary, the ETag, and
+/// whether the body decodes to what the origin sent.
+fn seen(
+    base: &str,
+    query: &str,
+    args: &[&str],
+) -> (Option<String>, Option<String>, Option<String>) {
+    let (head, body) = fetch(args, &format!("{base}/p?{query}"));
+    let coding = field(&head, "content-encoding").map(str::to_owned);
+    let plain = match coding.as_deref() {
+        Some("gzip") | Some("deflate") => decode(coding.as_deref().unwrap(), &body),
+        _ => body,
+    };
+    let n = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("n="))
+        .map_or(4096, |n| n.parse().unwrap());
+    let head_only = args.contains(&"-I");
+    assert!(
+        head_only || plain == text(n),
+        "{base} {query} {args:?}: body differs"
+    );
+    let vary = field(&head, "vary").map(str::to_owned);
+    (coding, vary, field(&head, "etag").map(str::to_owned))
+}
+
+#[test]
+fn decisions_match_haproxy_on_the_same_cfg() {
+    if !have("haproxy") {
+        panic!("haproxy is needed (.ci/run installs it)");
+    }
+    let dir = temp_dir("comp-haproxy");
+    let (_py, port) = origin(&dir);
+    let haproxy_port = free_port();
+    let _haproxy = Other::haproxy(&dir, &haproxy_cfg(haproxy_port, port), &[haproxy_port]);
+    let tern_dir = temp_dir("comp-haproxy-tern");
+    let tern = run(&tern_dir, "haproxy.cfg", &haproxy_cfg(0, port));
+    let bases = [
+        format!("http://127.0.0.1:{haproxy_port}"),
+        format!("http://{}", tern.binds[0].1),
+    ];
+    let mut cases = Vec::new();
+    for accept in [
+        "gzip",
+        "deflate",
+        "gzip;q=0",
+        "gzip;q=0.5, deflate;q=0.8",
+        // Not `*`: HAProxy gives it the last coding listed, tern the first (docs, differences).
+        "identity",
+        "br",
+    ] {
+        cases.push(("", format!("accept-encoding: {accept}")));
+    }
+    for query in [
+        "status=201",
+        "status=404",
+        "chunked=1",
+        "n=20",
+        "type=text/plain",
+        "type=image/png",
+        "type=multipart/mixed",
+        "type=none",
+        "ver=1.0",
+        "h=Content-Encoding:identity",
+        "h=Cache-Control:no-transform",
+        "h=ETag:%22v1%22",
+        "h=ETag:W/%22v1%22",
+        "h=ETag:v1",
+        "h=ETag:%22a%22&h=ETag:%22b%22",
+        "h=Vary:Origin",
+    ] {
+        cases.push((query, "accept-encoding: gzip".to_owned()));
+    }
+    for (query, accept) in &cases {
+        let args = ["-H", accept.as_str()];
+        let [h, t] = &bases;
+        assert_eq!(
+            seen(h, query, &args),
+            seen(t, query, &args),
+            "{query} {accept}"
+        );
+    }
+    // No Accept-Encoding (Vary all the same), HEAD, and an HTTP/1.0 client.
+    for args in [
+        &[][..],
+        &["-I", "-H", "accept-encoding: gzip"],
+        &["-0", "-H", "accept-encoding: gzip"],
+    ] {
+        let [h, t] = &bases;
+        assert_eq!(seen(h, "", args), seen(t, "", args), "{args:?}");
+    }
+    tern.stop();
+}
