@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 
 use tern_h1::{
     parse_response, write_response_edited, write_response_encoded, ClientBody, Edits, H1Error,
-    Status, LAST_CHUNK,
+    ResponsePlan, Status, LAST_CHUNK,
 };
 use tracing::debug;
 
@@ -128,40 +128,46 @@ impl<S: ClientStream> Relay<'_, S> {
         }
     }
 
-    /// The final head of `n` bytes is parsed: writes the client's head into the output buffer
-    /// and attaches the first body bytes to it.
-    fn start_response(&mut self, n: usize) -> Result<(), Fault> {
-        let conn = &mut *self.s.conn;
-        let out = &mut *self.c.out;
-        out.clear();
-        if (self.stopping)() {
-            self.req.keep_alive = false;
-        }
-        let ruled = self
-            .c
-            .rules
-            .apply(&conn.head, conn.buf.data(), self.c.io.sni())?
-            .is_some();
+    /// Writes the client's head for the parsed final head into the output buffer: with the
+    /// response rules' edits, cookie persistence's fields, and compression's when the response
+    /// is compressed (its encoder is then made).
+    fn write_head(&mut self) -> Result<ResponsePlan, Fault> {
+        let conn = &*self.s.conn;
+        let (head, buf) = (&conn.head, conn.buf.data());
+        let ruled = self.c.rules.apply(head, buf, self.c.io.sni())?.is_some();
         let offer = self
             .c
             .compress
-            .filter(|o| compress::worth_compressing(o, &conn.head, conn.buf.data()));
+            .filter(|o| compress::worth_compressing(o, head, buf));
         if let Some(o) = &offer {
-            compress::edit_head(o.coding, &conn.head, conn.buf.data(), self.c.rules.edits);
+            compress::edit_head(o.coding, head, buf, self.c.rules.edits);
         }
         let edits = Edits {
             cookie: self.c.extra.cookie_edit(),
             extra: &self.c.extra.fields,
             headers: (ruled || offer.is_some()).then_some(&*self.c.rules.edits),
         };
+        let out = &mut *self.c.out;
         let plan = match offer {
-            Some(_) => write_response_encoded(&conn.head, conn.buf.data(), &self.req, &edits, out),
-            None => write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out),
+            Some(_) => write_response_encoded(head, buf, &self.req, &edits, out),
+            None => write_response_edited(head, buf, &self.req, &edits, out),
         };
         if let (Some(o), ClientBody::Encoded) = (offer, plan.body) {
             let encoder = Encoder::new(o.coding, o.config).map_err(Fault::Encoder)?;
             self.down.encoder = Some(Box::new(encoder));
         }
+        Ok(plan)
+    }
+
+    /// The final head of `n` bytes is parsed: writes the client's head into the output buffer
+    /// and attaches the first body bytes to it.
+    fn start_response(&mut self, n: usize) -> Result<(), Fault> {
+        self.c.out.clear();
+        if (self.stopping)() {
+            self.req.keep_alive = false;
+        }
+        let plan = self.write_head()?;
+        let conn = &mut *self.s.conn;
         let switched = plan.body == ClientBody::Tunnel;
         if switched && conn.head.status() != 101 {
             // A CONNECT the server accepted: tern does not relay CONNECT tunnels.
