@@ -22,13 +22,8 @@
 //! field is read, nothing is allocated. The encoder is allocated (boxed) only for a response
 //! that is compressed.
 //!
-//! Measuring CPU per MiB against HAProxy's compressor (not done here: the lead's machine):
-//! serve one text file (e.g. 4 MiB of HTML) from the same backend, put tern (`compression =
-//! { algos = ["gzip"] }`, level 1) and HAProxy (`compression algo gzip`, `tune.comp.maxlevel 1`)
-//! in front on one pinned core each, drive each with the same closed loop (`h2load -n 2000 -c 8
-//! -H 'accept-encoding: gzip'`), and divide each proxy's CPU time (`/proc/PID/stat` utime +
-//! stime before and after) by the MiB of uncompressed body it relayed; the same run without
-//! `accept-encoding` gives the baseline to subtract. Interleave the runs (A/B/A/B).
+//! CPU per MiB against HAProxy's compressor, on the same text at the same level:
+//! `bench/compression-cost.sh` (not measured yet: it wants a quiet machine).
 
 mod encoder;
 mod judge;
