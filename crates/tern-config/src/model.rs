@@ -14,6 +14,7 @@ use std::time::Duration;
 
 mod access_log;
 mod client_auth;
+pub(crate) mod compression;
 mod condition;
 mod connection;
 mod control;
@@ -30,6 +31,7 @@ mod userlist;
 
 pub use access_log::{AccessLogSettings, LogFormat, LogTarget, SyslogFraming, SyslogSettings};
 pub use client_auth::{ClientAuth, ClientVerify};
+pub use compression::{Coding, Compression};
 pub use condition::{
     Acl, AclTest, Condition, Facts, Fetch, IntRange, IpNet, Matcher, Regex, Term, TextMatch,
     UserlistRef,
@@ -150,6 +152,8 @@ pub struct Frontend {
     pub http_response: Vec<HttpRule>,
     /// Pages that replace tern's own answers (`error_pages`, HAProxy's `errorfile`).
     pub error_pages: ErrorPages,
+    /// Response compression (`compression`); a backend's table takes precedence.
+    pub compression: Option<Compression>,
     /// What a TCP frontend reads of a plain connection before routing it (`tcp_request`):
     /// the ClientHello of a TLS passthrough, and the rules that accept or reject it.
     pub tcp_request: TcpRequest,
@@ -326,6 +330,8 @@ pub struct Backend {
     /// Pages that replace tern's 500, 502, 503 and 504 answers to requests routed here
     /// (`error_pages`).
     pub error_pages: ErrorPages,
+    /// Response compression (`compression`), used in place of the frontend's.
+    pub compression: Option<Compression>,
     /// `KeepAlive` or `ServerClose`: whether server connections close after each response
     /// (`connection_mode`, HAProxy's `option http-server-close`).
     pub connection_mode: ConnectionMode,

@@ -22,6 +22,7 @@ use serde::Deserialize;
 mod access_log;
 mod backend;
 mod client_auth;
+mod compression;
 mod condition;
 mod control;
 mod counters;
@@ -32,6 +33,7 @@ mod userlist;
 pub(crate) use access_log::{RawAccessLog, RawSyslog};
 pub(crate) use backend::*;
 pub(crate) use client_auth::RawClientAuth;
+pub(crate) use compression::RawCompression;
 pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use counters::RawTable;
@@ -98,6 +100,7 @@ pub(crate) struct RawFrontend {
     pub http_request: Option<Vec<RawHttpRule>>,
     pub http_response: Option<Vec<RawHttpRule>>,
     pub error_pages: Option<RawErrorPages>,
+    pub compression: Option<RawCompression>,
     pub tcp_request: Option<RawTcpRequest>,
     pub unique_id_format: Option<String>,
     pub unique_id_header: Option<String>,

@@ -326,7 +326,7 @@ fn rewrite_response(sel: u8, buf: &[u8]) {
     let body = match plan.body {
         ClientBody::None => ResponseBody::None,
         ClientBody::Length(n) => ResponseBody::Length(n),
-        ClientBody::Chunked | ClientBody::Rechunk => ResponseBody::Chunked,
+        ClientBody::Chunked | ClientBody::Rechunk | ClientBody::Encoded => ResponseBody::Chunked,
         ClientBody::Dechunk | ClientBody::UntilClose => ResponseBody::UntilClose,
         ClientBody::Tunnel => ResponseBody::Tunnel,
     };

@@ -62,7 +62,7 @@ pub use limits::Limits;
 pub use request::{parse_request, Framing, RequestHead, RequestInfo, TargetForm};
 pub use response::{parse_response, ResponseBody, ResponseHead};
 pub use rewrite::{
-    write_request, write_request_edited, write_response, write_response_edited, ClientBody, Edits,
-    Forwarding, ResponsePlan,
+    write_request, write_request_edited, write_response, write_response_edited,
+    write_response_encoded, ClientBody, Edits, Forwarding, ResponsePlan,
 };
 pub use span::{Method, Span, Status, Version};

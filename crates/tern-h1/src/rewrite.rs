@@ -114,6 +114,10 @@ pub enum ClientBody {
     Rechunk,
     /// Forward until the server closes, then close (HTTP/1.0 client).
     UntilClose,
+    /// The proxy codes the body itself (compression) and sends what it makes as chunks of its
+    /// own, ended by the reader's last chunk: the server's framing (length, chunks or the
+    /// close) only says where its body ends ([`write_response_encoded`]).
+    Encoded,
     /// CONNECT succeeded, or a `101` answered an upgrade request: the head is the last HTTP
     /// of the connection, opaque bytes follow both ways until both sides close.
     Tunnel,
@@ -360,7 +364,41 @@ pub fn write_response_edited(
     edits: &Edits<'_>,
     out: &mut Vec<u8>,
 ) -> ResponsePlan {
-    let plan = plan(head, req);
+    write_response_with(head, buf, req, edits, false, out)
+}
+
+/// [`write_response_edited`] for a body the proxy codes itself (compression, whose
+/// `Content-Encoding` the caller adds in `edits`): the server's `Content-Length` is dropped and
+/// the body goes to the client chunked ([`ClientBody::Encoded`]). Only an HTTP/1.1 client's
+/// final response with a body is re-framed so; any other gets the plain plan.
+pub fn write_response_encoded(
+    head: &ResponseHead,
+    buf: &[u8],
+    req: &RequestInfo,
+    edits: &Edits<'_>,
+    out: &mut Vec<u8>,
+) -> ResponsePlan {
+    write_response_with(head, buf, req, edits, true, out)
+}
+
+fn write_response_with(
+    head: &ResponseHead,
+    buf: &[u8],
+    req: &RequestInfo,
+    edits: &Edits<'_>,
+    encoded: bool,
+    out: &mut Vec<u8>,
+) -> ResponsePlan {
+    let mut plan = plan(head, req);
+    if encoded
+        && req.version == Version::Http11
+        && matches!(
+            plan.body,
+            ClientBody::Length(_) | ClientBody::Chunked | ClientBody::Rechunk
+        )
+    {
+        plan.body = ClientBody::Encoded;
+    }
     // A 101 that accepts the upgrade is the last head the client gets: edits apply to it as to
     // a final response.
     let switched = plan.body == ClientBody::Tunnel && head.status() == 101;
@@ -429,7 +467,9 @@ pub fn write_response_edited(
 fn response_framing(out: &mut Vec<u8>, head: &ResponseHead, req: &RequestInfo, body: ClientBody) {
     match body {
         ClientBody::Length(n) => content_length(out, n),
-        ClientBody::Chunked | ClientBody::Rechunk => line(out, b"transfer-encoding", b"chunked"),
+        ClientBody::Chunked | ClientBody::Rechunk | ClientBody::Encoded => {
+            line(out, b"transfer-encoding", b"chunked")
+        }
         ClientBody::Dechunk | ClientBody::UntilClose | ClientBody::Tunnel => {}
         // No body, but a HEAD or 304 response still describes the representation (RFC 9110
         // §8.6, §9.3.2); 1xx and 204 must not carry framing fields.

@@ -160,7 +160,7 @@ proptest! {
         let want = match plan.body {
             ClientBody::None => ResponseBody::None,
             ClientBody::Length(n) => ResponseBody::Length(n),
-            ClientBody::Chunked | ClientBody::Rechunk => ResponseBody::Chunked,
+            ClientBody::Chunked | ClientBody::Rechunk | ClientBody::Encoded => ResponseBody::Chunked,
             ClientBody::Dechunk | ClientBody::UntilClose => ResponseBody::UntilClose,
             ClientBody::Tunnel => unreachable!("GET"),
         };

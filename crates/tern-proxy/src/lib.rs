@@ -19,6 +19,8 @@
 mod access_log;
 // A connection's read buffer: heads parsed in place, bodies passed through.
 mod buffer;
+// Response compression: the coding a request accepts, the responses worth it, the encoders.
+mod compress;
 // The exchange with servers: balancing, persistence, the queue, pools, server connections.
 mod exchange;
 // A running generation (`ProxyHandle`): start-up, handover to the next, runtime operations.

@@ -244,6 +244,7 @@ fn frontend(
     routes(c, &mut t);
     header_rules(c, &mut t);
     request_log(c, &mut t);
+    super::compression::emit(c, global, &context, &mut t, diag);
     t
 }
 

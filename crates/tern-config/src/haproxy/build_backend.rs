@@ -55,6 +55,9 @@ pub(crate) fn backend(p: &Proxy, global: &GlobalCfg, diag: &mut Diag) -> Table {
         super::build_tcp::backend(p, diag);
     } else {
         connection(c, &mut t);
+        if p.section.kind == Kind::Backend {
+            super::compression::emit(c, global, &context, &mut t, diag);
+        }
     }
     queue(c, &mut t, &context, diag);
     if !p.is_tcp() {

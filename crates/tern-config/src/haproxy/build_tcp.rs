@@ -61,6 +61,7 @@ pub(crate) fn frontend(p: &Proxy, t: &mut Table, diag: &mut Diag) {
         ("http-request", c.http_request.first().map(|s| s.line)),
         ("http-response", c.http_response.first().map(|s| s.line)),
         ("redirect", c.redirects.first().map(|s| s.line)),
+        ("compression", c.compression.first_line()),
     ];
     warn_ignored(p, &ignored, diag);
 }
@@ -88,6 +89,7 @@ pub(crate) fn backend(p: &Proxy, diag: &mut Diag) {
         ("http-request", c.http_request.first().map(|s| s.line)),
         ("http-response", c.http_response.first().map(|s| s.line)),
         ("redirect", c.redirects.first().map(|s| s.line)),
+        ("compression", c.compression.first_line()),
     ]);
     warn_ignored(p, &ignored, diag);
 }

@@ -35,6 +35,8 @@ pub(crate) struct GlobalCfg {
     pub max_head_size: Option<Src<u64>>,
     /// `tune.http.maxhdr`.
     pub max_headers: Option<Src<u64>>,
+    /// `tune.comp.maxlevel`: the gzip level of every proxy's `compression`.
+    pub comp_maxlevel: Option<Src<u64>>,
     /// `stats socket PATH [mode M]`.
     pub socket: Option<Src<String>>,
     pub socket_mode: Option<String>,
@@ -225,6 +227,14 @@ pub(crate) fn apply(line: &Line, g: &mut GlobalCfg, diag: &mut Diag) {
             }
         }
         "tune.ssl.cachesize" => g.ssl_cache_size = uint(diag).map(|s| s.v),
+        "tune.comp.maxlevel" => {
+            if let Some(n) = uint(diag) {
+                if !(1..=9).contains(&n.v) {
+                    diag.error(no, CONTEXT, "'tune.comp.maxlevel' must be between 1 and 9");
+                }
+                g.comp_maxlevel = Some(n);
+            }
+        }
         "stats" => stats(args, no, g, diag),
         _ => {
             if let Some(reason) = no_effect_reason(keyword) {

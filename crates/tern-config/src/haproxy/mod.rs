@@ -31,6 +31,7 @@ mod build_server;
 mod build_tcp;
 mod check;
 mod counters;
+mod compression;
 mod cpu_map;
 mod crt;
 mod diag;

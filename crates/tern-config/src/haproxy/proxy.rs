@@ -108,7 +108,6 @@ impl Cx<'_> {
 /// Keywords HAProxy has in proxies that tern does not support yet.
 const UNSUPPORTED: &[&str] = &[
     "backlog",
-    "compression",
     "tcp-response",
     "tcp-check",
     "filter",
@@ -250,6 +249,7 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
             "HAProxy's logging is not converted; tern's access log is configured in [access_log]",
         ),
         "errorfile" | "errorfiles" | "http-error" => super::error_pages::error_page(line, p, cx),
+        "compression" => super::compression::compression(line, p, cx),
         "description" | "id" => cx.no_effect(
             line.no,
             keyword,

@@ -222,4 +222,5 @@ pub(crate) struct ProxyCfg {
     /// TOML inline tables of `capture request|response header`.
     pub capture_request: Vec<Src<String>>,
     pub capture_response: Vec<Src<String>>,
+    pub compression: super::compression::CompressionCfg,
 }

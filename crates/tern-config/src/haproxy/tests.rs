@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod compression;
 mod connection;
 mod counters;
 mod error_pages;

@@ -25,6 +25,7 @@ pub(crate) struct RawBackend {
     pub http_request: Option<Vec<super::RawHttpRule>>,
     pub http_response: Option<Vec<super::RawHttpRule>>,
     pub error_pages: Option<super::RawErrorPages>,
+    pub compression: Option<super::RawCompression>,
     pub balance: Option<String>,
     pub hash_type: Option<String>,
     pub hash_balance_factor: Option<i64>,

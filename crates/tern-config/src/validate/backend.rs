@@ -85,6 +85,7 @@ impl Checker<'_> {
                 &path.key("http_response"),
             ),
             error_pages: self.error_pages(raw.error_pages.as_ref(), &path.key("error_pages")),
+            compression: self.compression(raw.compression.as_ref(), &path.key("compression")),
             connection_mode: self.connection_mode(
                 raw.connection_mode.as_deref(),
                 &path.key("connection_mode"),

@@ -90,6 +90,7 @@ impl Checker<'_> {
                 &path.key("http_response"),
             ),
             error_pages: self.error_pages(raw.error_pages.as_ref(), &path.key("error_pages")),
+            compression: self.compression(raw.compression.as_ref(), &path.key("compression")),
             tcp_request: self.tcp_request(
                 raw.tcp_request.as_ref(),
                 &acls,

@@ -15,6 +15,7 @@ mod backend;
 mod backend_tls;
 mod balance;
 mod client_auth;
+mod compression;
 mod condition;
 mod connection;
 mod control;

@@ -62,6 +62,7 @@ impl Checker<'_> {
             ("connection_mode", raw.connection_mode.is_some()),
             ("http_request", raw.http_request.is_some()),
             ("http_response", raw.http_response.is_some()),
+            ("compression", raw.compression.is_some()),
             (
                 "limits",
                 lim.max_head_size.is_some() || lim.max_headers.is_some(),
@@ -83,6 +84,7 @@ impl Checker<'_> {
         let keys = [
             ("http_request", raw.http_request.is_some()),
             ("http_response", raw.http_response.is_some()),
+            ("compression", raw.compression.is_some()),
             ("cookie", raw.cookie.is_some()),
             ("connection_mode", raw.connection_mode.is_some()),
             ("pool", pool),

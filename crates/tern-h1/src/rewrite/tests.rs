@@ -566,3 +566,34 @@ fn response_header_rules_apply_to_final_heads() {
         "HTTP/1.1 103 Early Hints\r\nServer: x\r\n\r\n"
     );
 }
+
+/// Parses a response and writes it for a body the proxy codes itself.
+fn respond_encoded(raw: &str, info: RequestInfo) -> (String, ResponsePlan) {
+    let mut head = ResponseHead::new();
+    parse_response(raw.as_bytes(), &Limits::default(), &mut head, info.method).unwrap();
+    let mut out = Vec::new();
+    let edits = Edits::default();
+    let plan = write_response_encoded(&head, raw.as_bytes(), &info, &edits, &mut out);
+    (String::from_utf8(out).unwrap(), plan)
+}
+
+#[test]
+fn an_encoded_body_loses_its_length_and_goes_chunked() {
+    for raw in [
+        "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\nContent-Type: text/html\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+    ] {
+        let (out, plan) = respond_encoded(raw, GET11);
+        assert!(!out.contains("Content-Length") && out.contains("transfer-encoding: chunked\r\n"));
+        assert_eq!(plan.body, ClientBody::Encoded, "{raw}");
+    }
+    // Nothing to code, or a client that cannot take chunks: the plain plan.
+    let (out, plan) = respond_encoded("HTTP/1.1 204 No Content\r\n\r\n", GET11);
+    assert_eq!(
+        (out.as_str(), plan.body),
+        ("HTTP/1.1 204 No Content\r\n\r\n", ClientBody::None)
+    );
+    let (_, plan) = respond_encoded("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", GET10);
+    assert_eq!(plan.body, ClientBody::Length(9));
+}

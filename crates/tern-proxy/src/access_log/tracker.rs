@@ -403,6 +403,9 @@ fn fault_state(fault: &Fault, stage: Stage) -> [u8; 2] {
         // HAProxy's state for a response a rule denied.
         (Fault::ResponseDenied(_), _) => *b"PH",
         (Fault::ResponseReturned { .. }, _) => *b"LH",
+        // HAProxy's `I`: an internal error (the compressor).
+        (Fault::Encoder(_), Stage::Head) => *b"IH",
+        (Fault::Encoder(_), _) => *b"ID",
     }
 }
 

@@ -30,6 +30,7 @@ use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, H1Error, Method};
 use tracing::{debug, warn};
 
+use crate::compress;
 use crate::exchange::attempt::Attempt;
 use crate::exchange::connect::{obtain, proxied};
 use crate::exchange::observe::{observe, Seen};
@@ -428,6 +429,15 @@ impl<S: ClientStream> H1Conn<S> {
         let close_client = fe.connection_mode == ConnectionMode::Close;
         let stopping = || close_client || w.is_stopping();
         let info = self.head.info();
+        // Before the head is written: with `offload`, the coding chosen removes the request's
+        // Accept-Encoding. Two `None` checks when neither side compresses.
+        let compress = compress::negotiate(
+            fe.compression.as_ref(),
+            be.compression.as_ref(),
+            &self.head,
+            self.buf.data(),
+            &mut self.req_edits,
+        );
         let up = match self.write_head(out) {
             Ok(up) => up,
             Err(e) => return Outcome::refused(e),
@@ -458,6 +468,7 @@ impl<S: ClientStream> H1Conn<S> {
                         .filter(|_| !fe.request_log.capture_response.is_empty())
                         .map(|log| (&fe.request_log.capture_response[..], log)),
                 },
+                compress,
             },
             ServerSide {
                 conn,
@@ -571,5 +582,7 @@ fn blame(fc: &FrontendCounters, bc: &BackendCounters, fault: &Fault, stage: Stag
         }
         // Answered in `judge`.
         (Fault::ResponseReturned { .. }, _) => Page::BadGateway,
+        // tern's own failure; counted nowhere else, logged by the caller.
+        (Fault::Encoder(_), _) => Page::BadGateway,
     }
 }

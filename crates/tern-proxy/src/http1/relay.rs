@@ -40,6 +40,7 @@ use tokio::io::AsyncWrite;
 
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
+use crate::compress::{Encoder, Offer};
 use crate::exchange::upstream::ServerConn;
 use crate::listen::client::ClientStream;
 use crate::rules::facts::{ConnFacts, ResponseFacts};
@@ -75,6 +76,9 @@ pub(crate) enum Fault {
     /// backend's list (`backend`) or of the frontend's.
     #[error("response replaced by a return rule")]
     ResponseReturned { backend: bool, index: usize },
+    /// The compressor failed (it writes to memory: not expected to happen).
+    #[error("response compression: {0}")]
+    Encoder(#[source] io::Error),
 }
 
 /// How far the response had got when a fault stopped the exchange.
@@ -205,9 +209,12 @@ struct Download {
     /// Bytes written to the client.
     sent: u64,
     /// Output in flight: the output buffer (the head), then the body piece of the server
-    /// buffer and its framing, then a tail.
+    /// buffer and its framing, then a tail. A compressed body's chunks are in the output
+    /// buffer, and the piece only says how much of the server buffer they stand for.
     flight: Flight,
     unflushed: bool,
+    /// The encoder of a compressed response ([`ClientBody::Encoded`]); boxed, and only then.
+    encoder: Option<Box<Encoder>>,
 }
 
 /// The client side of a relay: the session's connection, read buffer, output buffer and timer.
@@ -221,6 +228,8 @@ pub(crate) struct ClientSide<'a, S> {
     pub extra: &'a crate::exchange::persist::Reply,
     /// Header rules on the response.
     pub rules: ResponseRules<'a>,
+    /// The coding the request negotiated, if its frontend or backend compresses.
+    pub compress: Option<Offer<'a>>,
 }
 
 /// The `http_response` rules of an exchange: the backend's, then the frontend's, with what
@@ -346,6 +355,7 @@ impl<'a, S: ClientStream> Relay<'a, S> {
                 sent: 0,
                 flight: Flight::default(),
                 unflushed: false,
+                encoder: None,
             },
             request_bytes,
             client_idle: Idle::default(),

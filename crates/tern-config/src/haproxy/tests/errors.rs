@@ -6,7 +6,7 @@ use super::*;
 fn unknown_and_unsupported_keywords_name_file_line_and_keyword() {
     let e = errors(&format!(
         "{HEAD}frontend web\n  bind :80\n  foo bar\n  default_backend app\nbackend app\n\
-         server s1 10.0.0.1:80 check-send-proxy frobnicate\n  option abortonclose\n  compression algo gzip\n"
+         server s1 10.0.0.1:80 check-send-proxy frobnicate\n  option abortonclose\n  compression algo-req gzip\n"
     ));
     assert_eq!(
         e,
@@ -15,7 +15,7 @@ fn unknown_and_unsupported_keywords_name_file_line_and_keyword() {
             "haproxy.cfg:11: backend app: keyword 'check-send-proxy' is not supported yet",
             "haproxy.cfg:11: backend app: unknown keyword 'frobnicate'",
             "haproxy.cfg:12: backend app: keyword 'option abortonclose' is not supported yet",
-            "haproxy.cfg:13: backend app: keyword 'compression' is not supported yet",
+            "haproxy.cfg:13: backend app: keyword 'compression algo-req' is not supported yet: tern compresses responses only",
         ]
     );
 }

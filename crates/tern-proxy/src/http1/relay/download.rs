@@ -12,12 +12,14 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tern_h1::{
-    parse_response, write_response_edited, ClientBody, Edits, H1Error, Status, LAST_CHUNK,
+    parse_response, write_response_edited, write_response_encoded, ClientBody, Edits, H1Error,
+    ResponsePlan, Status, LAST_CHUNK,
 };
 use tracing::debug;
 
 use super::flight::{Framing, MAX_SLICES};
 use super::{Fault, Relay, Stage, Wait};
+use crate::compress::{self, Encoder};
 use crate::exchange::upstream::RESPONSE_LIMITS;
 use crate::listen::client::ClientStream;
 
@@ -126,25 +128,46 @@ impl<S: ClientStream> Relay<'_, S> {
         }
     }
 
-    /// The final head of `n` bytes is parsed: writes the client's head into the output buffer
-    /// and attaches the first body bytes to it.
-    fn start_response(&mut self, n: usize) -> Result<(), Fault> {
-        let conn = &mut *self.s.conn;
-        let out = &mut *self.c.out;
-        out.clear();
-        if (self.stopping)() {
-            self.req.keep_alive = false;
-        }
-        let headers = self
+    /// Writes the client's head for the parsed final head into the output buffer: with the
+    /// response rules' edits, cookie persistence's fields, and compression's when the response
+    /// is compressed (its encoder is then made).
+    fn write_head(&mut self) -> Result<ResponsePlan, Fault> {
+        let conn = &*self.s.conn;
+        let (head, buf) = (&conn.head, conn.buf.data());
+        let ruled = self.c.rules.apply(head, buf, self.c.io.sni())?.is_some();
+        let offer = self
             .c
-            .rules
-            .apply(&conn.head, conn.buf.data(), self.c.io.sni())?;
+            .compress
+            .filter(|o| compress::worth_compressing(o, head, buf));
+        if let Some(o) = &offer {
+            compress::edit_head(o.coding, head, buf, self.c.rules.edits);
+        }
         let edits = Edits {
             cookie: self.c.extra.cookie_edit(),
             extra: &self.c.extra.fields,
-            headers,
+            headers: (ruled || offer.is_some()).then_some(&*self.c.rules.edits),
         };
-        let plan = write_response_edited(&conn.head, conn.buf.data(), &self.req, &edits, out);
+        let out = &mut *self.c.out;
+        let plan = match offer {
+            Some(_) => write_response_encoded(head, buf, &self.req, &edits, out),
+            None => write_response_edited(head, buf, &self.req, &edits, out),
+        };
+        if let (Some(o), ClientBody::Encoded) = (offer, plan.body) {
+            let encoder = Encoder::new(o.coding, o.config).map_err(Fault::Encoder)?;
+            self.down.encoder = Some(Box::new(encoder));
+        }
+        Ok(plan)
+    }
+
+    /// The final head of `n` bytes is parsed: writes the client's head into the output buffer
+    /// and attaches the first body bytes to it.
+    fn start_response(&mut self, n: usize) -> Result<(), Fault> {
+        self.c.out.clear();
+        if (self.stopping)() {
+            self.req.keep_alive = false;
+        }
+        let plan = self.write_head()?;
+        let conn = &mut *self.s.conn;
         let switched = plan.body == ClientBody::Tunnel;
         if switched && conn.head.status() != 101 {
             // A CONNECT the server accepted: tern does not relay CONNECT tunnels.
@@ -187,6 +210,7 @@ impl<S: ClientStream> Relay<'_, S> {
             }
             ClientBody::Dechunk => Framing::DataOnly,
             ClientBody::Rechunk => Framing::Chunk,
+            ClientBody::Encoded => return self.attach_encoded(),
             ClientBody::None | ClientBody::Tunnel => {
                 d.body_done = true;
                 return Ok(());
@@ -206,6 +230,44 @@ impl<S: ClientStream> Relay<'_, S> {
         Ok(())
     }
 
+    /// [`Self::attach`] for a compressed body: the data of the server buffer is fed to the
+    /// encoder, flushed, and its output goes to the output buffer as one chunk (with the end
+    /// of the coded stream and the reader's last chunk once the body ends); the piece only
+    /// says how many server bytes that stands for.
+    fn attach_encoded(&mut self) -> Result<(), Fault> {
+        let d = &mut self.down;
+        let Some(encoder) = d.encoder.as_deref_mut() else {
+            return Err(Fault::Encoder(io::Error::other("no encoder")));
+        };
+        let src = self.s.conn.buf.data();
+        let mut used = 0;
+        let mut fed = false;
+        while used < src.len() && !d.reader.is_done() {
+            let rest = src.get(used..).unwrap_or_default();
+            let step = d.reader.decode(rest).map_err(Fault::BadResponse)?;
+            if let Some(data) = rest.get(step.data).filter(|d| !d.is_empty()) {
+                encoder.write(data).map_err(Fault::Encoder)?;
+                fed = true;
+            }
+            if step.used == 0 {
+                break;
+            }
+            used += step.used;
+        }
+        let out = &mut *self.c.out;
+        if d.reader.is_done() {
+            encoder.finish_chunk(out).map_err(Fault::Encoder)?;
+            out.extend_from_slice(d.reader.last_chunk());
+        } else if fed {
+            encoder.flush_chunk(out).map_err(Fault::Encoder)?;
+        }
+        d.flight.piece.clear();
+        d.flight.piece.used = used;
+        d.flight.frame(Framing::DataOnly);
+        d.body_done = d.reader.is_done();
+        Ok(())
+    }
+
     /// Reads more of the response body into the (empty) server buffer; false when pending.
     fn fill(&mut self, cx: &mut Context<'_>) -> Result<bool, Fault> {
         let conn = &mut *self.s.conn;
@@ -216,6 +278,11 @@ impl<S: ClientStream> Relay<'_, S> {
                 self.down.body_done = true;
                 self.down.reuse_server = false;
                 if self.down.plan == ClientBody::Rechunk {
+                    self.down.flight.tail = LAST_CHUNK;
+                }
+                if let Some(encoder) = self.down.encoder.as_deref_mut() {
+                    // Not for now: a body delimited by the close is never compressed.
+                    encoder.finish_chunk(self.c.out).map_err(Fault::Encoder)?;
                     self.down.flight.tail = LAST_CHUNK;
                 }
                 Ok(true)
