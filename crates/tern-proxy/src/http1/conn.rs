@@ -132,14 +132,18 @@ pub(super) struct H1Conn<S> {
 }
 
 /// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
-pub(crate) async fn serve<S: ClientStream>(
+///
+/// The session is built here and moved into [`run`]'s future as its only capture: an `async
+/// fn` taking `io` and moving it into the session would keep two slots for it in the future
+/// (a capture is never laid over a local), and the future is what every idle connection holds.
+pub(crate) fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
     io: S,
     addrs: Addrs,
     tls: bool,
     log: Option<Box<Tracker>>,
-) {
+) -> impl Future<Output = ()> {
     let accepted = Instant::now();
     let peer = addrs.peer;
     let fe = w.shared.frontend(frontend);
@@ -169,7 +173,7 @@ pub(crate) async fn serve<S: ClientStream>(
         None => 0,
     };
     let spare = w.spares.take(BUFFER_SIZE, limits.max_head_size);
-    let mut s = H1Conn {
+    let s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
         addrs,
@@ -194,6 +198,13 @@ pub(crate) async fn serve<S: ClientStream>(
         server_timer: Timer::default(),
         log,
     };
+    run(s, accepted)
+}
+
+/// [`serve`]'s loop: a request at a time until the connection ends.
+async fn run<S: ClientStream>(mut s: H1Conn<S>, accepted: Instant) {
+    let w = Rc::clone(&s.w);
+    let peer = s.addrs.peer;
     // Idle connections close at a stop; during a drain they stay until their next request
     // (answered with `Connection: close`) or their keep-alive timeout, so that no client sends
     // a request on a connection being closed.
@@ -212,7 +223,9 @@ pub(crate) async fn serve<S: ClientStream>(
             }
         };
         first = false;
-        let next = s.handle(hlen).await;
+        // Boxed: the request's future is the largest part of the loop's, and an idle
+        // keep-alive connection then holds none of it.
+        let next = Box::pin(s.handle(hlen)).await;
         if let Some(log) = s.log.as_deref_mut() {
             log.emit_at(&s.w, s.vars.get_mut().take_log_level());
         }
@@ -222,7 +235,8 @@ pub(crate) async fn serve<S: ClientStream>(
             other => break other,
         }
     };
-    s.close(end).await;
+    // Boxed: the close moves the session into its future, which would double the loop's size.
+    Box::pin(s.close(end)).await;
 }
 
 impl<S> Drop for H1Conn<S> {
