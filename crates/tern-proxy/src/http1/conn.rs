@@ -63,6 +63,11 @@ const BUFFER_SIZE: usize = 16 * 1024;
 /// head usually, before the connection takes a buffer again.
 const IDLE_READ: usize = 2048;
 
+/// The most a connection keeps of an unfinished request head in a small allocation of its own
+/// while it waits for the rest, giving its read buffer back: a slow client (slowloris) then holds
+/// what it sent, not a 16 KiB buffer.
+const PARK_MAX: usize = 2048;
+
 /// How long, and for how many bytes, a lingering close reads what the client still sends.
 const LINGER_TIME: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 256 * 1024;
@@ -121,6 +126,9 @@ pub(super) struct H1Conn<S> {
     pub(super) auth_users: Vec<Option<usize>>,
     pub(super) io: S,
     pub(super) buf: Buffer,
+    /// The start of a request head while the connection waits for the rest without its read
+    /// buffer (at most [`PARK_MAX`] bytes; see `wait_head`).
+    pub(super) parked: Vec<u8>,
     /// Output staging: the head for the server, then the head for the client.
     pub(super) out: Vec<u8>,
     /// What cookie persistence adds to or changes in the current response.
@@ -135,7 +143,11 @@ pub(super) struct H1Conn<S> {
 }
 
 /// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
-pub(crate) async fn serve<S: ClientStream>(
+///
+/// The session is built here and moved into [`run`]'s future as its only capture: an `async
+/// fn` taking `io` and moving it into the session would keep two slots for it in the future
+/// (a capture is never laid over a local), and the future is what every idle connection holds.
+pub(crate) fn serve<S: ClientStream>(
     w: Rc<Worker>,
     frontend: usize,
     io: S,
@@ -143,7 +155,7 @@ pub(crate) async fn serve<S: ClientStream>(
     tls: bool,
     log: Option<Box<Tracker>>,
     track: Tracking,
-) {
+) -> impl Future<Output = ()> {
     let accepted = Instant::now();
     let peer = addrs.peer;
     let fe = w.shared.frontend(frontend);
@@ -173,7 +185,7 @@ pub(crate) async fn serve<S: ClientStream>(
         None => 0,
     };
     let spare = w.spares.take(BUFFER_SIZE, limits.max_head_size);
-    let mut s = H1Conn {
+    let s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
         addrs,
@@ -190,6 +202,7 @@ pub(crate) async fn serve<S: ClientStream>(
         auth_users: Vec::new(),
         io,
         buf: spare.buf,
+        parked: Vec::new(),
         out: spare.out,
         extra: crate::exchange::persist::Reply::default(),
         head: spare.head,
@@ -199,37 +212,53 @@ pub(crate) async fn serve<S: ClientStream>(
         server_timer: Timer::default(),
         log,
     };
-    // Idle connections close at a stop; during a drain they stay until their next request
-    // (answered with `Connection: close`) or their keep-alive timeout, so that no client sends
-    // a request on a connection being closed.
-    let stop = w.closing_idle();
-    tokio::pin!(stop);
-    let mut first = true;
-    let end = loop {
-        let hlen = match s.wait_head(first, accepted, stop.as_mut()).await {
-            HeadWait::Head(n) => n,
-            wait => {
-                let next = s.no_request(wait, peer).await;
-                if let Some(log) = s.log.as_deref_mut().filter(|log| log.seen()) {
-                    log.emit(&s.w);
+    run(s, accepted)
+}
+
+/// [`serve`]'s loop: a request at a time until the connection ends.
+// Not an `async fn` on purpose (see the comment inside): clippy's rewrite would double the size.
+#[allow(clippy::manual_async_fn)]
+fn run<S: ClientStream>(mut s: H1Conn<S>, accepted: Instant) -> impl Future<Output = ()> {
+    // An `async` block, not an `async fn`: the parameters of an `async fn` are moved into
+    // locals of its future, beside their captured copies; the block uses its captures in place.
+    async move {
+        let w = Rc::clone(&s.w);
+        let peer = s.addrs.peer;
+        // Idle connections close at a stop; during a drain they stay until their next request
+        // (answered with `Connection: close`) or their keep-alive timeout, so that no client sends
+        // a request on a connection being closed.
+        let stop = w.closing_idle();
+        tokio::pin!(stop);
+        let mut first = true;
+        let end = loop {
+            let hlen = match s.wait_head(first, accepted, stop.as_mut()).await {
+                HeadWait::Head(n) => n,
+                wait => {
+                    let next = s.no_request(wait, peer).await;
+                    if let Some(log) = s.log.as_deref_mut().filter(|log| log.seen()) {
+                        log.emit(&s.w);
+                    }
+                    break next;
                 }
-                break next;
+            };
+            first = false;
+            // Boxed: the request's future is the largest part of the loop's, and an idle
+            // keep-alive connection then holds none of it.
+            let next = Box::pin(s.handle(hlen)).await;
+            // The request's own tracks (`track-sc` rules) end with it.
+            s.vars.get_mut().track.request_ended();
+            if let Some(log) = s.log.as_deref_mut() {
+                log.emit_at(&s.w, s.vars.get_mut().take_log_level());
+            }
+            match next {
+                Next::KeepAlive if !w.is_stopping() => {}
+                Next::KeepAlive => break Next::Close,
+                other => break other,
             }
         };
-        first = false;
-        let next = s.handle(hlen).await;
-        // The request's own tracks (`track-sc` rules) end with it.
-        s.vars.get_mut().track.request_ended();
-        if let Some(log) = s.log.as_deref_mut() {
-            log.emit_at(&s.w, s.vars.get_mut().take_log_level());
-        }
-        match next {
-            Next::KeepAlive if !w.is_stopping() => {}
-            Next::KeepAlive => break Next::Close,
-            other => break other,
-        }
-    };
-    s.close(end).await;
+        // Boxed: the close moves the session into its future, which would double the loop's size.
+        Box::pin(s.close(end)).await;
+    }
 }
 
 impl<S> Drop for H1Conn<S> {
@@ -252,6 +281,19 @@ impl<S> H1Conn<S> {
             head: std::mem::take(&mut self.head),
         };
         self.w.spares.give(spare, BUFFER_SIZE);
+    }
+
+    /// Whether part of a request head arrived (in the read buffer, or parked).
+    fn has_head_start(&self) -> bool {
+        !self.buf.is_empty() || !self.parked.is_empty()
+    }
+
+    /// Keeps the unfinished head received so far in an allocation of its size and gives the
+    /// read buffer back, while the connection waits for the rest.
+    fn park_head(&mut self) {
+        self.parked = self.buf.data().to_vec();
+        self.buf.clear();
+        self.release_buffers();
     }
 
     /// Takes buffers from the worker if the session gave its own back.
@@ -305,8 +347,9 @@ impl<S: ClientStream> H1Conn<S> {
         let t = self.timeouts();
         let mut idle = Idle::default();
         let mut head_since = Idle::default();
+        let started = self.has_head_start();
         if let Some(log) = self.log.as_deref_mut() {
-            log.waiting(!self.buf.is_empty());
+            log.waiting(started);
         }
         std::future::poll_fn(|cx| {
             loop {
@@ -331,9 +374,11 @@ impl<S: ClientStream> H1Conn<S> {
                     Poll::Pending => break,
                 }
             }
-            let started = !self.buf.is_empty();
+            let started = self.has_head_start();
             if !started {
                 self.release_buffers();
+            } else if self.buf.data().len() <= PARK_MAX && self.buf.capacity() > 0 {
+                self.park_head();
             }
             // The stop future completes only after `closes_idle` turned true, so it is never
             // polled again once it has completed.
@@ -370,8 +415,9 @@ impl<S: ClientStream> H1Conn<S> {
         let got = rb.filled();
         if !got.is_empty() {
             self.take_buffers();
-            if !self.buf.append(got) {
-                // Cannot happen: a fresh buffer holds more than IDLE_READ.
+            let parked = std::mem::take(&mut self.parked);
+            if !self.buf.append(&parked) || !self.buf.append(got) {
+                // Cannot happen: a fresh buffer holds more than PARK_MAX + IDLE_READ.
                 return Poll::Ready(Err(io::ErrorKind::OutOfMemory.into()));
             }
         }
@@ -389,7 +435,7 @@ impl<S: ClientStream> H1Conn<S> {
             HeadWait::Head(_) | HeadWait::Stop => Next::Close,
             HeadWait::Closed(None) => Next::Abort,
             HeadWait::Closed(Some(e)) => {
-                if !self.buf.is_empty() {
+                if self.has_head_start() {
                     bump(&c.client_aborts);
                 }
                 debug!(%peer, error = %e, "client connection failed");

@@ -5,10 +5,13 @@
 //! HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
 //! worker takes the session up from [`resume`].
 
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use tern_config::ProxyMode;
 use tokio::io::BufWriter;
+use tokio::net::TcpStream;
 
 use crate::access_log::Tracker;
 use crate::http1::conn;
@@ -28,6 +31,9 @@ use crate::worker::Worker;
 /// in rustls' buffer).
 const H2C_WRITE_BUFFER: usize = 16 * 1024;
 
+/// A protocol's loop, on the heap: see [`serve`].
+type Boxed = Pin<Box<dyn Future<Output = ()>>>;
+
 /// Whether the frontend relays its connections whole (`mode = "tcp"`) rather than reading
 /// HTTP on them.
 fn is_tcp(w: &Worker, frontend: usize) -> bool {
@@ -35,7 +41,13 @@ fn is_tcp(w: &Worker, frontend: usize) -> bool {
 }
 
 /// Serves one accepted connection to its end.
+///
+/// This future is the connection's task, so its size is what every connection holds from
+/// accept to close, and what the spawn copies: each step that is large or not taken by every
+/// connection (the PROXY header, the TLS handshake, the protocol's loop) is boxed, and only the
+/// one running holds memory.
 pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
+    let _counted = w.session_started();
     let Accepted {
         frontend,
         mut stream,
@@ -44,11 +56,15 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
         accept_proxy,
         permits: _permits,
     } = accepted;
-    let _counted = w.session_started();
     // The PROXY header comes before anything else on the wire, TLS included.
-    let Some(addrs) = proxy_in::addresses_of(&*w, frontend, accept_proxy, &mut stream, peer).await
-    else {
-        return;
+    let addrs = if accept_proxy {
+        let addrs = proxy_in::addresses_of(&*w, frontend, true, &mut stream, peer);
+        match Box::pin(addrs).await {
+            Some(addrs) => addrs,
+            None => return,
+        }
+    } else {
+        Addrs::stream(peer)
     };
     let peer = addrs.peer;
     // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
@@ -59,38 +75,52 @@ pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
     let mut log = Tracker::start(&w.shared, frontend, peer);
     // TCP_NODELAY is inherited from the listening socket (see listener.rs).
     let Some(config) = tls else {
-        if is_tcp(&w, frontend) {
-            // The tracks last as long as the session.
-            let _track = track;
-            return tcp::serve(w, frontend, stream, addrs, false, log).await;
-        }
-        if w.shared.frontend(frontend).http2.cleartext {
-            // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
-            let local = addrs.local.or_else(|| stream.local_addr().ok());
-            let info = http2::conn_info(peer, local, None);
-            // A plain socket writes at each write: a buffer makes the flush the socket write,
-            // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
-            let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
-            let io = http2::Coalesce::new(buffered);
-            let h2 = http2::serve(w, frontend, io, info, log, track);
-            return Profiled::new(Kind::Http2, h2).await;
-        }
-        let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
-        return Profiled::new(Kind::Request, proxy).await;
+        return serve_plain(w, frontend, stream, addrs, log, track).await;
     };
-    let Some(tls) = handshake::session(
+    let handshake = handshake::session(
         w.handshakes(),
         w.life(),
         frontend,
         (stream, peer),
         config,
         &mut log,
-    )
-    .await
-    else {
+    );
+    let Some(tls) = Box::pin(handshake).await else {
         return;
     };
     serve_tls(w, frontend, tls, addrs, log, track).await;
+}
+
+/// Serves a plain connection: relayed whole in TCP mode, else h2c with prior knowledge on a
+/// bind that speaks it, else HTTP/1.1.
+fn serve_plain(
+    w: Rc<Worker>,
+    frontend: usize,
+    stream: TcpStream,
+    addrs: Addrs,
+    log: Option<Box<Tracker>>,
+    track: Tracking,
+) -> Boxed {
+    if is_tcp(&w, frontend) {
+        return Box::pin(async move {
+            // The tracks last as long as the session.
+            let _track = track;
+            tcp::serve(w, frontend, stream, addrs, false, log).await;
+        });
+    }
+    if w.shared.frontend(frontend).http2.cleartext {
+        // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
+        let local = addrs.local.or_else(|| stream.local_addr().ok());
+        let info = http2::conn_info(addrs.peer, local, None);
+        // A plain socket writes at each write: a buffer makes the flush the socket write,
+        // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
+        let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
+        let io = http2::Coalesce::new(buffered);
+        let h2 = http2::serve(w, frontend, io, info, log, track);
+        return Box::pin(Profiled::new(Kind::Http2, h2));
+    }
+    let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
+    Box::pin(Profiled::new(Kind::Request, proxy))
 }
 
 /// Serves a connection the offload thread accepted and handshook, to its end.
@@ -121,18 +151,20 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
 }
 
 /// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
-/// ALPN chose.
-async fn serve_tls(
+/// ALPN chose; boxed, as [`serve_plain`].
+fn serve_tls(
     w: Rc<Worker>,
     frontend: usize,
     tls: TlsStream,
     addrs: Addrs,
     log: Option<Box<Tracker>>,
     track: Tracking,
-) {
+) -> Boxed {
     if is_tcp(&w, frontend) {
-        let _track = track;
-        return tcp::serve(w, frontend, tls, addrs, true, log).await;
+        return Box::pin(async move {
+            let _track = track;
+            tcp::serve(w, frontend, tls, addrs, true, log).await;
+        });
     }
     if http2::negotiated(tls.connection()) {
         let local = addrs.local.or_else(|| tls.tcp().local_addr().ok());
@@ -141,12 +173,11 @@ async fn serve_tls(
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
         let io = http2::Coalesce::new(http2::Lingering(tls));
         let h2 = http2::serve(w, frontend, io, info, log, track);
-        return Profiled::new(Kind::Http2, h2).await;
+        return Box::pin(Profiled::new(Kind::Http2, h2));
     }
     let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);
-    Profiled::new(Kind::Request, proxy).await;
+    Box::pin(Profiled::new(Kind::Request, proxy))
 }
-
 /// Runs the frontend's connection rules (`listen/conn_rules.rs`) and waits under
 /// `global.max_sess_rate`: the connection's tracks, or `None` when it is refused (closed,
 /// or reset by `silent-drop`).
