@@ -56,6 +56,7 @@ pub(crate) struct RawConfig {
     pub control: RawControl,
     #[serde(default)]
     pub userlist: Vec<RawUserlist>,
+    #[serde(default)]
     pub table: Vec<RawTable>,
 }
 
