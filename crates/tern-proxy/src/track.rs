@@ -12,7 +12,9 @@
 //! and its rules read them, while the connection alone holds their `conn_cur`.
 //!
 //! A session of a generation without tables has no tables to reach (`Tracking::default`),
-//! and the request path pays one emptiness check.
+//! and the request path pays one emptiness check. The slots live behind one box made only when
+//! the generation has tables: every connection holds a `Tracking`, most of them idle, and the
+//! slots would add 120 bytes to each.
 
 // A rate over a sliding period.
 pub(crate) mod freq;
@@ -39,39 +41,49 @@ struct Slot {
     owned: bool,
 }
 
-/// The entries a session tracks.
+/// The entries a session tracks; `None` when the generation has no table.
 #[derive(Debug, Default)]
-pub(crate) struct Tracking {
-    /// `None` when the generation has no table.
-    tables: Option<Arc<Tables>>,
+pub(crate) struct Tracking(Option<Box<Tracked>>);
+
+/// The tables and the slots of a session of a generation with tables.
+#[derive(Debug)]
+struct Tracked {
+    tables: Arc<Tables>,
     slots: [Option<Slot>; TRACK_SLOTS as usize],
 }
 
 impl Tracking {
     /// Tracking in `tables` (off when there is none).
     pub(crate) fn new(tables: &Arc<Tables>) -> Self {
-        Self {
-            tables: (!tables.is_empty()).then(|| Arc::clone(tables)),
-            slots: Default::default(),
-        }
+        Self((!tables.is_empty()).then(|| {
+            Box::new(Tracked {
+                tables: Arc::clone(tables),
+                slots: Default::default(),
+            })
+        }))
     }
 
     /// The key type of table `table`; `None` without tables.
     pub(crate) fn key_type(&self, table: usize) -> Option<tern_config::TableKey> {
-        Some(self.tables.as_ref()?.get(table)?.key)
+        Some(self.0.as_ref()?.tables.get(table)?.key)
     }
 
     /// Whether nothing is tracked.
     pub(crate) fn is_idle(&self) -> bool {
-        self.slots.iter().all(Option::is_none)
+        self.0
+            .as_ref()
+            .is_none_or(|t| t.slots.iter().all(Option::is_none))
     }
 
     /// Tracks `key` of `table` in `slot` (a slot already in use is kept, as in HAProxy) and
     /// counts the start: `conn_cur`, and `conn_cnt`/`conn_rate` for a connection or
     /// `http_req_*` for a request.
     pub(crate) fn track(&mut self, slot: u8, table: usize, key: Key, connection: bool) {
-        let Some(tables) = &self.tables else { return };
-        let Some(free) = self
+        let Some(tracked) = self.0.as_deref_mut() else {
+            return;
+        };
+        let tables = &tracked.tables;
+        let Some(free) = tracked
             .slots
             .get_mut(usize::from(slot))
             .filter(|s| s.is_none())
@@ -101,14 +113,17 @@ impl Tracking {
     /// What an HTTP/2 stream of this connection tracks from the start: the connection's
     /// entries, counting its requests, without holding their `conn_cur`.
     pub(crate) fn inherit(&self) -> Tracking {
-        let mut stream = Tracking {
-            tables: self.tables.clone(),
-            slots: Default::default(),
+        let Some(tracked) = self.0.as_deref() else {
+            return Tracking(None);
         };
-        for (mine, theirs) in stream.slots.iter_mut().zip(&self.slots) {
-            *mine = theirs.clone().map(|s| Slot { owned: false, ..s });
-        }
-        stream
+        let slots = tracked
+            .slots
+            .clone()
+            .map(|s| s.map(|s| Slot { owned: false, ..s }));
+        Tracking(Some(Box::new(Tracked {
+            tables: Arc::clone(&tracked.tables),
+            slots,
+        })))
     }
 
     /// A request starts on the connection: its connection-long entries count it.
@@ -148,10 +163,11 @@ impl Tracking {
 
     /// The value a counter fetch reads (and its operation), for a client at `peer`.
     pub(crate) fn counter(&self, fetch: &CounterFetch, peer: IpAddr) -> Option<u64> {
-        let tables = self.tables.as_ref()?;
+        let tracked = self.0.as_deref()?;
+        let tables = &tracked.tables;
         let (table, key) = match &fetch.source {
             CounterSource::Tracked(slot) => {
-                let s = self.slots.get(usize::from(*slot))?.as_ref()?;
+                let s = tracked.slots.get(usize::from(*slot))?.as_ref()?;
                 (s.table, std::borrow::Cow::Borrowed(&s.key))
             }
             CounterSource::Src(table) => {
@@ -188,12 +204,15 @@ impl Tracking {
         which: impl Fn(&Slot) -> bool,
         f: impl Fn(&table::Table, &mut table::Entry, tern_balance::Nanos),
     ) {
-        let Some(tables) = self.tables.as_ref().filter(|_| !self.is_idle()) else {
+        if self.is_idle() {
+            return;
+        }
+        let Some(tracked) = self.0.as_deref() else {
             return;
         };
         let now = now();
-        for s in self.slots.iter().flatten().filter(|s| which(s)) {
-            if let Some(t) = tables.get(s.table) {
+        for s in tracked.slots.iter().flatten().filter(|s| which(s)) {
+            if let Some(t) = tracked.tables.get(s.table) {
                 t.update_existing(&s.key, now, |e| f(t, e, now));
             }
         }
@@ -201,13 +220,16 @@ impl Tracking {
 
     /// Stops the tracks `which` selects, giving back their `conn_cur`.
     fn release(&mut self, which: impl Fn(&Slot) -> bool) {
-        let Some(tables) = self.tables.as_ref().filter(|_| !self.is_idle()) else {
+        if self.is_idle() {
+            return;
+        }
+        let Some(tracked) = self.0.as_deref_mut() else {
             return;
         };
         let now = now();
-        for slot in &mut self.slots {
+        for slot in &mut tracked.slots {
             if let Some(s) = slot.take_if(|s| which(s)).filter(|s| s.owned) {
-                if let Some(t) = tables.get(s.table) {
+                if let Some(t) = tracked.tables.get(s.table) {
                     t.update_existing(&s.key, now, |e| e.conn_cur = e.conn_cur.saturating_sub(1));
                 }
             }

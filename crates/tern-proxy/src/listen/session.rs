@@ -45,50 +45,56 @@ fn is_tcp(w: &Worker, frontend: usize) -> bool {
 /// This future is the connection's task, so its size is what every connection holds from
 /// accept to close, and what the spawn copies: each step that is large or not taken by every
 /// connection (the PROXY header, the TLS handshake, the protocol's loop) is boxed, and only the
-/// one running holds memory.
-pub(crate) async fn serve(w: Rc<Worker>, accepted: Accepted) {
-    let _counted = w.session_started();
+/// one running holds memory. Not an `async fn`: its parameters would be kept twice (the
+/// argument, and the fields taken out of it).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
     let Accepted {
         frontend,
         mut stream,
         peer,
         tls,
         accept_proxy,
-        permits: _permits,
+        permits,
     } = accepted;
-    // The PROXY header comes before anything else on the wire, TLS included.
-    let addrs = if accept_proxy {
-        let addrs = proxy_in::addresses_of(&*w, frontend, true, &mut stream, peer);
-        match Box::pin(addrs).await {
-            Some(addrs) => addrs,
-            None => return,
-        }
-    } else {
-        Addrs::stream(peer)
-    };
-    let peer = addrs.peer;
-    // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
-    let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream).await else {
-        return;
-    };
-    // Follows the connection for the access log, when it is on for this frontend.
-    let mut log = Tracker::start(&w.shared, frontend, peer);
-    // TCP_NODELAY is inherited from the listening socket (see listener.rs).
-    let Some(config) = tls else {
-        return serve_plain(w, frontend, stream, addrs, log, track).await;
-    };
-    let handshake = handshake::session(
-        w.handshakes(),
-        w.life(),
-        frontend,
-        (stream, peer),
-        config,
-        &mut log,
-    );
-    let Some(tls) = Box::pin(handshake).await else {
-        return;
-    };
-    serve_tls(w, frontend, tls, addrs, log, track).await;
+    async move {
+        let _permits = permits;
+        let _counted = w.session_started();
+        // The PROXY header comes before anything else on the wire, TLS included.
+        let addrs = if accept_proxy {
+            let addrs = proxy_in::addresses_of(&*w, frontend, true, &mut stream, peer);
+            match Box::pin(addrs).await {
+                Some(addrs) => addrs,
+                None => return,
+            }
+        } else {
+            Addrs::stream(peer)
+        };
+        let peer = addrs.peer;
+        // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
+        let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream) else {
+            return;
+        };
+        session_rate(&w).await;
+        // Follows the connection for the access log, when it is on for this frontend.
+        let mut log = Tracker::start(&w.shared, frontend, peer);
+        // TCP_NODELAY is inherited from the listening socket (see listener.rs).
+        let Some(config) = tls else {
+            return serve_plain(w, frontend, stream, addrs, log, track).await;
+        };
+        let handshake = handshake::session(
+            w.handshakes(),
+            w.life(),
+            frontend,
+            (stream, peer),
+            config,
+            &mut log,
+        );
+        let Some(tls) = Box::pin(handshake).await else {
+            return;
+        };
+        serve_tls(w, frontend, tls, addrs, log, track).await;
+    }
 }
 
 /// Serves a plain connection: relayed whole in TCP mode, else h2c with prior knowledge on a
@@ -144,9 +150,10 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
         }
     };
     // With the handshake offloaded, the connection rules run once the worker has it.
-    let Some(track) = admit(&w, frontend, &addrs, true, tls.tcp()).await else {
+    let Some(track) = admit(&w, frontend, &addrs, true, tls.tcp()) else {
         return;
     };
+    session_rate(&w).await;
     serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
@@ -178,10 +185,17 @@ fn serve_tls(
     let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);
     Box::pin(Profiled::new(Kind::Request, proxy))
 }
-/// Runs the frontend's connection rules (`listen/conn_rules.rs`) and waits under
-/// `global.max_sess_rate`: the connection's tracks, or `None` when it is refused (closed,
-/// or reset by `silent-drop`).
-async fn admit(
+/// Waits under `global.max_sess_rate`, if set (boxed: most configurations have none, and
+/// the wait would otherwise size every connection's task).
+async fn session_rate(w: &Worker) {
+    if let Some(cap) = &w.shared.sess_rate {
+        Box::pin(cap.take()).await;
+    }
+}
+
+/// Runs the frontend's connection rules (`listen/conn_rules.rs`): the connection's tracks, or
+/// `None` when it is refused (closed, or reset by `silent-drop`).
+fn admit(
     w: &Worker,
     frontend: usize,
     addrs: &Addrs,
@@ -196,12 +210,7 @@ async fn admit(
         None => 0,
     };
     match conn_rules::run(w, frontend, addrs.peer.ip(), tls, local_port) {
-        Decision::Accept(track) => {
-            if let Some(cap) = &w.shared.sess_rate {
-                cap.take().await;
-            }
-            Some(track)
-        }
+        Decision::Accept(track) => Some(track),
         Decision::Reject => None,
         Decision::SilentDrop => {
             crate::tunnel::reset(socket);
