@@ -42,7 +42,9 @@ CFG
 }
 
 # tern config: $1 = certificate name (rsa|ecdsa), $2 = extra [global] lines (TERN_GLOBAL for
-# `tern`, TERN_BASE_GLOBAL for `tern-base`: compare settings, e.g. handshake_offload, side by side).
+# `tern`, TERN_BASE_GLOBAL for `tern-base`: compare settings, e.g. handshake_offload, side by side),
+# $3 = extra frontend lines (TERN_FRONTEND, TERN_BASE_FRONTEND: rules, e.g. the cost of a
+# rewrite), $4 = extra tables at the end (TERN_EXTRA, TERN_BASE_EXTRA: e.g. a `[[table]]`).
 tern_config() {
     cat <<CFG
 [global]
@@ -56,11 +58,13 @@ name = "web"
 bind = ["127.0.0.1:$FRONT_PORT"]
 tls = { certs = ["$PWD/bench/certs/$1.pem"] }
 monitor_uri = "/test"
+${3:-}
 default_backend = "app"
 
 [[backend]]
 name = "app"
 servers = [ { name = "s1", address = "127.0.0.1:$BACKEND_PORT", weight = 1 } ]
+${4:-}
 CFG
 }
 
@@ -97,11 +101,12 @@ start_server() {
         start_pinned "$SERVER_CPU" "haproxy-$cert" "$HAPROXY" -db -f "$TMP/haproxy-$cert.cfg"
         ;;
     tern)
-        tern_config "$cert" "${TERN_GLOBAL:-}" >"$TMP/tern-$cert.toml"
+        tern_config "$cert" "${TERN_GLOBAL:-}" "${TERN_FRONTEND:-}" "${TERN_EXTRA:-}" >"$TMP/tern-$cert.toml"
         start_pinned "$SERVER_CPU" "tern-$cert" "$TERN" run -c "$TMP/tern-$cert.toml"
         ;;
     tern-base)
-        tern_config "$cert" "${TERN_BASE_GLOBAL:-}" >"$TMP/tern-base-$cert.toml"
+        tern_config "$cert" "${TERN_BASE_GLOBAL:-}" "${TERN_BASE_FRONTEND:-}" "${TERN_BASE_EXTRA:-}" \
+            >"$TMP/tern-base-$cert.toml"
         start_pinned "$SERVER_CPU" "tern-base-$cert" "$TERN_BASE" run -c "$TMP/tern-base-$cert.toml"
         ;;
     *) die "unknown server $server" ;;
