@@ -568,3 +568,31 @@ fn trailers_cross_the_proxy() {
         "the server did not see `te: trailers`: {head:?}"
     );
 }
+
+/// A head that arrives in pieces with pauses waits between them without its read buffer
+/// (`http1/conn.rs` parks up to 2 KiB): each piece is kept, the request is served once it is
+/// whole, with the server seeing the head the client sent, and the connection stays usable.
+#[test]
+fn a_head_in_pieces_with_pauses_is_served_whole() {
+    let (_term, tern) = term_and_tern();
+    let mut s = TcpStream::connect(tern.addr()).unwrap();
+    s.set_nodelay(true).unwrap();
+    let long = "v".repeat(1500);
+    for round in 0..2 {
+        let head = format!(
+            "GET /?h=1 HTTP/1.1\r\nHost: pieces\r\nX-Round: {round}\r\nX-Long: {long}\r\n\r\n"
+        );
+        // The pieces straddle the 2 KiB a waiting head may keep: parked, then not.
+        for piece in head.as_bytes().chunks(700) {
+            s.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(60));
+        }
+        let got = read_response(&mut s, WAIT);
+        assert!(!got.closed, "round {round}: {}", got.text());
+        assert_eq!(got.status(), Some(200), "{}", got.text());
+        let text = got.text();
+        let dump = dump_lines(text.split_once("\r\n\r\n").map_or("", |(_, body)| body));
+        assert_eq!(header_lines(&dump, "x-round"), [round.to_string().as_str()]);
+        assert_eq!(header_lines(&dump, "x-long"), [long.as_str()]);
+    }
+}
