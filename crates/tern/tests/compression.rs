@@ -81,19 +81,6 @@ fn cfg(port: u16, term: &str) -> String {
     )
 }
 
-fn run(dir: &Path, name: &str, text: &str) -> Tern {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], dir);
-    proc.wait_line("ready:");
-    let binds = proc.listening();
-    Tern {
-        proc,
-        dir: dir.to_owned(),
-        binds,
-    }
-}
-
 /// curl's response head (lower-cased) and body bytes.
 fn fetch(args: &[&str], url: &str) -> (String, Vec<u8>) {
     let out = Command::new("curl")
@@ -136,8 +123,8 @@ fn both(tag: &str, port: u16, term: &str) -> [Tern; 2] {
     let cfg_dir = temp_dir(&format!("{tag}-cfg"));
     write_cert(&cfg_dir, "site", KeyKind::EcdsaP256);
     [
-        run(&toml_dir, "tern.toml", &toml(&cert, port, term)),
-        run(&cfg_dir, "haproxy.cfg", &cfg(port, term)),
+        Tern::run_file(&toml_dir, "tern.toml", &toml(&cert, port, term)),
+        Tern::run_file(&cfg_dir, "haproxy.cfg", &cfg(port, term)),
     ]
 }
 
@@ -458,7 +445,7 @@ fn decisions_match_haproxy_on_the_same_cfg() {
     let haproxy_port = free_port();
     let _haproxy = Other::haproxy(&dir, &haproxy_cfg(haproxy_port, port), &[haproxy_port]);
     let tern_dir = temp_dir("comp-haproxy-tern");
-    let tern = run(&tern_dir, "haproxy.cfg", &haproxy_cfg(0, port));
+    let tern = Tern::run_file(&tern_dir, "haproxy.cfg", &haproxy_cfg(0, port));
     let bases = [
         format!("http://127.0.0.1:{haproxy_port}"),
         format!("http://{}", tern.binds[0].1),

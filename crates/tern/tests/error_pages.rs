@@ -81,19 +81,6 @@ const CFG: &str = "global\n  nbthread 1\n\
     default_backend app\n\
     backend app\n  errorfiles site\n  server none 127.0.0.1:1\n";
 
-fn run(dir: &Path, name: &str, text: &str) -> Tern {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], dir);
-    proc.wait_line("ready:");
-    let binds = proc.listening();
-    Tern {
-        proc,
-        dir: dir.to_owned(),
-        binds,
-    }
-}
-
 #[test]
 fn configured_pages_replace_terns_own_in_both_syntaxes() {
     let toml_dir = temp_dir("ep-toml");
@@ -103,8 +90,8 @@ fn configured_pages_replace_terns_own_in_both_syntaxes() {
     files(&cfg_dir);
     write_cert(&cfg_dir, "site", KeyKind::EcdsaP256);
     for tern in [
-        run(&toml_dir, "tern.toml", &toml(&cert)),
-        run(&cfg_dir, "haproxy.cfg", CFG),
+        Tern::run_file(&toml_dir, "tern.toml", &toml(&cert)),
+        Tern::run_file(&cfg_dir, "haproxy.cfg", CFG),
     ] {
         let plain = tern.binds[0].1;
         // No server: the backend's 503 page (sent as HTTP/1.1), its own length.

@@ -9,7 +9,6 @@
 mod support;
 use support::*;
 
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -137,28 +136,14 @@ fn cfg(term: &Term) -> String {
     )
 }
 
-/// Runs tern on `text` written to `dir/name`.
-fn run(dir: &Path, name: &str, text: &str) -> Tern {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], dir);
-    proc.wait_line("ready:");
-    let binds = proc.listening();
-    Tern {
-        proc,
-        dir: dir.to_owned(),
-        binds,
-    }
-}
-
 /// Both syntaxes, each with its running tern.
 fn both(tag: &str, term: &Term) -> Vec<Tern> {
     let dir = temp_dir(&format!("{tag}-toml"));
     let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
-    let toml_tern = run(&dir, "tern.toml", &toml(&cert, term));
+    let toml_tern = Tern::run_file(&dir, "tern.toml", &toml(&cert, term));
     let dir = temp_dir(&format!("{tag}-cfg"));
     write_cert(&dir, "site", KeyKind::EcdsaP256);
-    let cfg_tern = run(&dir, "haproxy.cfg", &cfg(term));
+    let cfg_tern = Tern::run_file(&dir, "haproxy.cfg", &cfg(term));
     vec![toml_tern, cfg_tern]
 }
 

@@ -243,6 +243,21 @@ impl Tern {
         Tern { proc, dir, binds }
     }
 
+    /// Runs tern on `text` written to `dir/name`: the file's extension picks the syntax
+    /// (`.cfg` is HAProxy's, anything else TOML).
+    pub fn run_file(dir: &Path, name: &str, text: &str) -> Tern {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut proc = Proc::spawn(&["run", "-c", path.to_str().unwrap()], dir);
+        proc.wait_line("ready:");
+        let binds = proc.listening();
+        Tern {
+            proc,
+            dir: dir.to_owned(),
+            binds,
+        }
+    }
+
     /// [`Tern::run_in`] with these environment variables set.
     pub fn run_env(dir: PathBuf, toml: &str, env: &[(&str, &str)]) -> Tern {
         let path = dir.join("tern.toml");
