@@ -249,7 +249,8 @@ async fn serve_stream(
     let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
-    Box::pin(conn::serve(w, frontend, io, addrs, tls, log, track)).await;
+    let start = conn::Start::now(tls);
+    Box::pin(conn::serve(w, frontend, io, addrs, start, log, track)).await;
 }
 
 /// The address and TLS facts of a connection, for its streams.

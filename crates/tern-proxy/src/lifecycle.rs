@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use tokio::sync::futures::Notified;
 use tokio::sync::{watch, Notify};
 
 /// What a generation of workers is asked to do.
@@ -64,6 +65,12 @@ impl Lifecycle {
     /// Resolves when idle connections must close (a stop).
     pub(crate) async fn closing_idle(&self) {
         self.until(|m| m == Mode::Stop).await;
+    }
+
+    /// Resolves at the next change of mode: for a wait that only has to wake up and look (see
+    /// `listen/first_bytes.rs`); `enable` it before reading the mode, as [`Self::until`] does.
+    pub(crate) fn changed(&self) -> Notified<'_> {
+        self.changed.notified()
     }
 
     async fn until(&self, done: impl Fn(Mode) -> bool) {

@@ -9,6 +9,8 @@
 pub(crate) mod accept;
 // Failed accepts (out of file descriptors): logged once per run, summed up, not per retry.
 pub(crate) mod accept_failures;
+// A plain HTTP/1.1 client's wait for its first bytes, before its session is built.
+pub(crate) mod first_bytes;
 // `tcp_request.connection` rules: track, accept, reject before anything is read.
 pub(crate) mod conn_rules;
 // Caps on new connections per second (`max_conn_rate`, `rate_limit_sessions`, ...).

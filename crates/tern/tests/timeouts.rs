@@ -67,6 +67,43 @@ fn connection_that_sends_nothing_gets_408() {
 }
 
 #[test]
+fn a_stop_closes_a_connection_that_sent_nothing_at_once() {
+    // A plain connection waits for its first bytes before its session is built
+    // (listen/first_bytes.rs): a stop still reaches it, closing it without a word.
+    let term = Term::start("s1");
+    let tern = tern_with(&term, &["timeouts = { http_request = \"60s\" }"], &[]);
+    let mut idle = TcpStream::connect(tern.addr()).unwrap();
+    // A request answered on another connection: the worker is up and has taken the idle one.
+    let r = raw_exchange(
+        tern.addr(),
+        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        WITHIN,
+    );
+    assert_eq!(r.status(), Some(200), "{:?}", r.text());
+    tern.proc.signal("TERM");
+    let r = read_until_closed(&mut idle, WITHIN);
+    assert!(r.closed && r.bytes.is_empty(), "{:?}", r.text());
+    let (status, _) = tern.proc.stop();
+    assert!(status.success());
+}
+
+#[test]
+fn a_head_sent_after_a_pause_is_served() {
+    // The first bytes end the wait before the session exists; the rest come to the session.
+    let term = Term::start("s1");
+    let tern = tern_with(&term, &[], &[]);
+    let mut c = TcpStream::connect(tern.addr()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    c.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    c.write_all(b"st: x\r\nConnection: close\r\n\r\n").unwrap();
+    let r = read_until_closed(&mut c, WITHIN);
+    assert_eq!(r.status(), Some(200), "{:?}", r.text());
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "requests"), 1);
+}
+
+#[test]
 fn idle_keep_alive_connection_is_closed_silently() {
     let term = Term::start("s1");
     let tern = tern_with(&term, &["timeouts = { keep_alive = \"1s\" }"], &[]);

@@ -142,6 +142,29 @@ pub(super) struct H1Conn<S> {
     pub(super) log: Option<Box<Tracker>>,
 }
 
+/// How a client connection comes to the HTTP/1.1 loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start<'a> {
+    /// Whether the connection is TLS (for `X-Forwarded-Proto` and the rules).
+    pub(crate) tls: bool,
+    /// When the wait for the first request began: the accept, or the end of the handshake.
+    /// `http_request` counts from here.
+    pub(crate) since: Instant,
+    /// The first bytes, read before the session was built (`listen/first_bytes.rs`).
+    pub(crate) received: &'a [u8],
+}
+
+impl Start<'static> {
+    /// A connection whose wait for its first request starts now, nothing read yet.
+    pub(crate) fn now(tls: bool) -> Self {
+        Self {
+            tls,
+            since: Instant::now(),
+            received: &[],
+        }
+    }
+}
+
 /// Serves HTTP/1.1 on an established (plain or TLS) client connection until it ends.
 ///
 /// The session is built here and moved into [`run`]'s future as its only capture: an `async
@@ -152,11 +175,15 @@ pub(crate) fn serve<S: ClientStream>(
     frontend: usize,
     io: S,
     addrs: Addrs,
-    tls: bool,
+    start: Start<'_>,
     log: Option<Box<Tracker>>,
     track: Tracking,
 ) -> impl Future<Output = ()> {
-    let accepted = Instant::now();
+    let Start {
+        tls,
+        since: accepted,
+        received,
+    } = start;
     let peer = addrs.peer;
     let fe = w.shared.frontend(frontend);
     let mut fwd = Forwarding::none();
@@ -185,7 +212,7 @@ pub(crate) fn serve<S: ClientStream>(
         None => 0,
     };
     let spare = w.spares.take(BUFFER_SIZE, limits.max_head_size);
-    let s = H1Conn {
+    let mut s = H1Conn {
         w: Rc::clone(&w),
         peer: peer.ip(),
         addrs,
@@ -212,6 +239,12 @@ pub(crate) fn serve<S: ClientStream>(
         server_timer: Timer::default(),
         log,
     };
+    if !s.buf.append(received) {
+        // More than a head may hold: kept as an unfinished head, so that the first read
+        // refuses it as the session would have (`poll_read_head`).
+        s.release_buffers();
+        s.parked = received.to_vec();
+    }
     run(s, accepted)
 }
 

@@ -12,12 +12,14 @@ use std::rc::Rc;
 use tern_config::ProxyMode;
 use tokio::io::BufWriter;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::{Accepted, Acceptor};
 use crate::listen::conn_rules::{self, Decision};
+use crate::listen::first_bytes;
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
@@ -57,36 +59,54 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         accept_proxy,
         permits,
     } = accepted;
+    // The socket's addresses until a PROXY header replaces them: changed in place, as a moved
+    // copy (or the peer kept beside them) would take a second slot in the task.
+    let mut addrs = Addrs::stream(peer);
     async move {
-        let _permits = permits;
+        // Held to the session's end; a reference, for the same reason.
+        let _permits = &permits;
         let _counted = w.session_started();
         // The PROXY header comes before anything else on the wire, TLS included.
-        let addrs = if accept_proxy {
-            let addrs = proxy_in::addresses_of(&*w, frontend, true, &mut stream, peer);
-            match Box::pin(addrs).await {
-                Some(addrs) => addrs,
+        if accept_proxy {
+            let read = proxy_in::addresses_of(&*w, frontend, true, &mut stream, addrs.peer);
+            match Box::pin(read).await {
+                Some(carried) => addrs = carried,
                 None => return,
             }
-        } else {
-            Addrs::stream(peer)
-        };
-        let peer = addrs.peer;
+        }
         // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
         let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream) else {
             return;
         };
         session_rate(&w).await;
         // Follows the connection for the access log, when it is on for this frontend.
-        let mut log = Tracker::start(&w.shared, frontend, peer);
+        let mut log = Tracker::start(&w.shared, frontend, addrs.peer);
         // TCP_NODELAY is inherited from the listening socket (see listener.rs).
         let Some(config) = tls else {
-            return serve_plain(w, frontend, stream, addrs, log, track).await;
+            let since = Instant::now();
+            let received = if waits_for_bytes(&w, frontend) {
+                let fe = w.shared.frontend(frontend);
+                let deadline = since + fe.timeouts.http_request;
+                let max = fe.limits.max_head_size;
+                first_bytes::wait(w.life(), &mut stream, deadline, max).await
+            } else {
+                Box::default()
+            };
+            let start = conn::Start {
+                tls: false,
+                since,
+                received: &received,
+            };
+            let session = serve_plain(w, frontend, stream, addrs, log, track, start);
+            // Copied into the session's buffer: not kept for the connection's life.
+            drop(received);
+            return session.await;
         };
         let handshake = handshake::session(
             w.handshakes(),
             w.life(),
             frontend,
-            (stream, peer),
+            (stream, addrs.peer),
             config,
             &mut log,
         );
@@ -97,8 +117,17 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
     }
 }
 
+/// Whether a plain connection of `frontend` waits for its first bytes before its session is
+/// built (`listen/first_bytes.rs`): HTTP/1.1 only. A TCP relay connects to its server at once
+/// (some protocols have the server speak first), and an h2c connection sends its SETTINGS.
+fn waits_for_bytes(w: &Worker, frontend: usize) -> bool {
+    let fe = w.shared.frontend(frontend);
+    fe.mode != ProxyMode::Tcp && !fe.http2.cleartext
+}
+
 /// Serves a plain connection: relayed whole in TCP mode, else h2c with prior knowledge on a
-/// bind that speaks it, else HTTP/1.1.
+/// bind that speaks it, else HTTP/1.1 (`start`: when its wait for a first request began, and
+/// what `first_bytes` read).
 fn serve_plain(
     w: Rc<Worker>,
     frontend: usize,
@@ -106,6 +135,7 @@ fn serve_plain(
     addrs: Addrs,
     log: Option<Box<Tracker>>,
     track: Tracking,
+    start: conn::Start,
 ) -> Boxed {
     if is_tcp(&w, frontend) {
         return Box::pin(async move {
@@ -125,7 +155,7 @@ fn serve_plain(
         let h2 = http2::serve(w, frontend, io, info, log, track);
         return Box::pin(Profiled::new(Kind::Http2, h2));
     }
-    let proxy = conn::serve(w, frontend, stream, addrs, false, log, track);
+    let proxy = conn::serve(w, frontend, stream, addrs, start, log, track);
     Box::pin(Profiled::new(Kind::Request, proxy))
 }
 
@@ -182,7 +212,7 @@ fn serve_tls(
         let h2 = http2::serve(w, frontend, io, info, log, track);
         return Box::pin(Profiled::new(Kind::Http2, h2));
     }
-    let proxy = conn::serve(w, frontend, tls, addrs, true, log, track);
+    let proxy = conn::serve(w, frontend, tls, addrs, conn::Start::now(true), log, track);
     Box::pin(Profiled::new(Kind::Request, proxy))
 }
 /// Waits under `global.max_sess_rate`, if set (boxed: most configurations have none, and

@@ -1,0 +1,98 @@
+//! The wait for a plain HTTP/1.1 client's first bytes, before its session exists.
+//!
+//! A connection that has sent nothing yet needs its socket, a timer and a way to hear of a
+//! stop: not the HTTP/1.1 session (about 1.6 KiB: head, edits, forwarding, the loop's state),
+//! which is only built once there is something to read. Until then the connection costs its
+//! task, its socket's registration and a timer, less than HAProxy's ~1.1 KiB for the same
+//! connection (`bench/idle-memory.sh`, mode `plain`): what a flood of idle connections, or
+//! browsers that open connections ahead of their requests, hold.
+//!
+//! The wait decides nothing: whatever ends it (bytes, the client's close or an error, the
+//! `http_request` deadline, a change of the worker's mode) hands the connection to the session,
+//! with the bytes read, and the session reads on, times out or closes exactly as if it had
+//! waited itself, since it counts its deadline from the same accept.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::futures::Notified;
+use tokio::time::Instant;
+
+use crate::lifecycle::Lifecycle;
+use crate::timer::Timer;
+
+/// The most the wait reads: a whole request head usually (the session takes the rest).
+const FIRST_READ: usize = 2048;
+
+pin_project! {
+    /// Resolves when `stream` has bytes for the session (returned, at most `max`), or it
+    /// closed or failed, or `deadline` passed, or the worker's mode changed (a drain or a
+    /// stop); in those cases nothing was read and the session finds out for itself.
+    ///
+    /// A future by hand rather than an `async fn`: the connection's task holds it inline, and
+    /// this is half the size.
+    #[derive(Debug)]
+    pub(crate) struct Wait<'a> {
+        #[pin]
+        changed: Notified<'a>,
+        life: &'a Lifecycle,
+        stream: &'a mut TcpStream,
+        timer: Timer,
+        deadline: Instant,
+        max: usize,
+        listening: bool,
+    }
+}
+
+/// Waits for a plain client's first bytes (see [`Wait`]).
+pub(crate) fn wait<'a>(
+    life: &'a Lifecycle,
+    stream: &'a mut TcpStream,
+    deadline: Instant,
+    max: usize,
+) -> Wait<'a> {
+    Wait {
+        changed: life.changed(),
+        life,
+        stream,
+        timer: Timer::default(),
+        deadline,
+        max: max.clamp(1, FIRST_READ),
+        listening: false,
+    }
+}
+
+impl Future for Wait<'_> {
+    type Output = Box<[u8]>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Box<[u8]>> {
+        let mut this = self.project();
+        if !*this.listening {
+            // Registered before the mode is read, so a change between the two still wakes
+            // the wait.
+            this.changed.as_mut().enable();
+            *this.listening = true;
+            if this.life.is_stopping() {
+                return Poll::Ready(Box::default());
+            }
+        }
+        // On the stack, not in the future: copied out only when something arrived.
+        let mut first = [0u8; FIRST_READ];
+        let mut rb = ReadBuf::new(&mut first[..*this.max]);
+        if let Poll::Ready(read) = Pin::new(&mut **this.stream).poll_read(cx, &mut rb) {
+            // An error or the end of the stream: the session's own read will see it again.
+            return Poll::Ready(match read {
+                Ok(()) => rb.filled().into(),
+                Err(_) => Box::default(),
+            });
+        }
+        if this.changed.poll(cx).is_ready() || this.timer.poll_at(*this.deadline, cx).is_ready() {
+            return Poll::Ready(Box::default());
+        }
+        Poll::Pending
+    }
+}
