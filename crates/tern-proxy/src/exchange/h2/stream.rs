@@ -241,12 +241,22 @@ impl AsyncWrite for UpstreamStream {
         }
     }
 
-    /// Flushes; a tunnel's sending side also ends (END_STREAM after what is buffered).
+    /// Flushes; a tunnel's sending side also ends (END_STREAM after what is buffered). Once
+    /// the server ended its side, a reset of the stream only says it takes nothing more (HAProxy
+    /// sends END_STREAM then RST_STREAM when its server closed; RFC 9113 §8.1 allows NO_ERROR
+    /// for the same): if nothing but END_STREAM was left to send, nothing was lost and the
+    /// tunnel's end is orderly.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        let mut only_the_end = false;
         if let (true, Up::Body(sink)) = (this.tunnel, &mut this.up) {
+            only_the_end = sink.is_empty();
             sink.end();
         }
-        Pin::new(this).poll_flush(cx)
+        let server_ended = matches!(&this.down, Down::Body(source) if source.is_done());
+        match ready!(Pin::new(&mut *this).poll_flush(cx)) {
+            Err(_) if only_the_end && server_ended => Poll::Ready(Ok(())),
+            done => Poll::Ready(done),
+        }
     }
 }
