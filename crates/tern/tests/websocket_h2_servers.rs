@@ -453,24 +453,27 @@ fn a_server_without_extended_connect_gets_no_websocket_and_the_client_a_502() {
         let head = String::from_utf8_lossy(&raw.bytes).into_owned();
         assert!(head.starts_with("HTTP/1.1 502 "), "{head}");
     }
-    // The server itself is fine: an ordinary request on the same connection.
-    let raw = raw_exchange(
-        tern.addr(),
-        b"GET /index.html HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
-        WAIT,
-    );
-    let text = String::from_utf8_lossy(&raw.bytes).into_owned();
-    assert!(
-        text.starts_with("HTTP/1.1 200 ") && text.ends_with("plain\n"),
-        "{text}"
-    );
+    // The server itself is fine: an ordinary request on the same connection, and one with
+    // curl's `--http2` offer of h2c, which is no WebSocket and goes as a plain request.
+    for head in [
+        &b"GET /index.html HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+        b"GET /index.html HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\n\
+          Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n",
+    ] {
+        let mut s = TcpStream::connect(tern.addr()).unwrap();
+        s.write_all(head).unwrap();
+        let raw = read_response(&mut s, WAIT);
+        let text = raw.head_text();
+        assert!(text.starts_with("HTTP/1.1 200 "), "{text}");
+        assert_eq!(raw.body_bytes(), b"plain\n", "{text}");
+    }
     let counters = tern.stop_clean();
-    // Not retried on new connections: one connection for the three requests.
+    // Not retried on new connections: one connection for the four requests.
     assert_eq!(counters.get("server app/h2", "connects"), 1);
     assert_eq!(counters.get("backend app", "upstream_errors"), 2);
     assert_eq!(counters.get("frontend web", "tunnels"), 0);
     let lines = log_lines(&log);
-    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
     for l in &lines[..2] {
         assert_eq!(l["status"], 502, "{l}");
         assert_eq!(l["termination"], "SH", "{l}");

@@ -16,8 +16,11 @@
 //! | the tunnel's bytes, a half-close | DATA, END_STREAM |
 //! | a reset | RST_STREAM (CANCEL) |
 //!
-//! Only the first protocol the `Upgrade` field offers is sent, as `:protocol` holds one
-//! (HAProxy keeps the first too). The request waits for the server's first SETTINGS, which
+//! Only WebSocket openings are sent this way (`websocket` among the protocols `Upgrade` offers:
+//! `:protocol` holds one). Other upgrades go as before, as plain requests without their
+//! `Upgrade` field: `Upgrade: h2c`, which curl offers on every plain GET with `--http2`, means
+//! nothing to a server already spoken to in HTTP/2, and an extended CONNECT for it would turn an
+//! ordinary request into a refusal. The request waits for the server's first SETTINGS, which
 //! says whether it takes extended CONNECT (`SETTINGS_ENABLE_CONNECT_PROTOCOL`, RFC 8441 §3):
 //! a server that does not gets no request, and the client a `502` ([`Unsupported`]), as
 //! HAProxy 2.6 answers (termination `SH`).
@@ -30,15 +33,15 @@ use tern_h1::{FieldKind, RequestHead};
 use super::response::line;
 use crate::http2::websocket_accept;
 
-/// The upgrade a request asks for.
-#[derive(Debug, Clone)]
+/// The WebSocket opening a request is.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Upgrade {
-    /// The first protocol the `Upgrade` field names (as sent: tokens are case-insensitive).
-    protocol: String,
-    /// The `sec-websocket-accept` value that answers the request's key, for a WebSocket
-    /// opening that has one.
+    /// The `sec-websocket-accept` value that answers the request's key, if it has one.
     accept: Option<[u8; 28]>,
 }
+
+/// The protocol sent, and named in the `101`.
+const WEBSOCKET: &str = "websocket";
 
 /// The server did not announce `SETTINGS_ENABLE_CONNECT_PROTOCOL`: an upgrade request cannot
 /// reach it. Never worth a retry (the request was not sent, and another connection to the
@@ -53,38 +56,35 @@ pub(crate) fn is_unsupported(e: &std::io::Error) -> bool {
 }
 
 impl Upgrade {
-    /// The upgrade `head` (parsed from `buf`) asks for, if it is an upgrade request
-    /// ([`RequestHead::is_upgrade`]) naming a protocol.
+    /// The WebSocket opening `head` (parsed from `buf`) is, if it is an upgrade request
+    /// ([`RequestHead::is_upgrade`]) offering `websocket`.
     pub(super) fn of(head: &RequestHead, buf: &[u8]) -> Option<Upgrade> {
         if !head.is_upgrade() {
             return None;
         }
-        let offered = head
+        let websocket = head
             .fields()
             .iter()
-            .find(|f| f.kind() == FieldKind::Upgrade)?
-            .value(buf);
-        let first = offered.split(|&b| b == b',').next()?.trim_ascii();
-        let protocol = std::str::from_utf8(first).ok()?;
-        if protocol.is_empty() {
+            .filter(|f| f.kind() == FieldKind::Upgrade)
+            .flat_map(|f| f.value(buf).split(|&b| b == b','))
+            // Upgrade tokens are case-insensitive (RFC 9110 §7.8).
+            .any(|token| {
+                token
+                    .trim_ascii()
+                    .eq_ignore_ascii_case(WEBSOCKET.as_bytes())
+            });
+        if !websocket {
             return None;
         }
-        let accept = if protocol.eq_ignore_ascii_case("websocket") {
-            let mut keys = head
-                .fields()
-                .iter()
-                .filter(|f| f.name(buf).eq_ignore_ascii_case(b"sec-websocket-key"));
-            match (keys.next(), keys.next()) {
-                (Some(key), None) => Some(websocket_accept(key.value(buf).trim_ascii())),
-                _ => None,
-            }
-        } else {
-            None
+        let mut keys = head
+            .fields()
+            .iter()
+            .filter(|f| f.name(buf).eq_ignore_ascii_case(b"sec-websocket-key"));
+        let accept = match (keys.next(), keys.next()) {
+            (Some(key), None) => Some(websocket_accept(key.value(buf).trim_ascii())),
+            _ => None,
         };
-        Some(Upgrade {
-            protocol: protocol.to_owned(),
-            accept,
-        })
+        Some(Upgrade { accept })
     }
 
     /// Turns `request` (the upgrade request translated as any request) into the extended
@@ -93,7 +93,7 @@ impl Upgrade {
         *request.method_mut() = Method::CONNECT;
         request
             .extensions_mut()
-            .insert(h2::ext::Protocol::from(self.protocol.as_str()));
+            .insert(h2::ext::Protocol::from_static(WEBSOCKET));
         request.headers_mut().remove(SEC_WEBSOCKET_KEY);
     }
 
@@ -113,7 +113,7 @@ impl Upgrade {
             }
             line(out, name.as_str().as_bytes(), value.as_bytes());
         }
-        line(out, b"upgrade", self.protocol.as_bytes());
+        line(out, b"upgrade", WEBSOCKET.as_bytes());
         line(out, b"connection", b"upgrade");
         if let Some(accept) = &self.accept {
             line(out, b"sec-websocket-accept", accept);

@@ -59,10 +59,9 @@ fn a_websocket_opening_becomes_an_extended_connect_without_its_key() {
 }
 
 #[test]
-fn only_the_first_protocol_offered_is_sent() {
-    let head = opening("WebSocket , other/2", "");
+fn websocket_may_be_any_protocol_offered_in_any_case() {
+    let head = opening("foo/2, WebSocket", "");
     let upgrade = Upgrade::of(&parsed(&head), head.as_bytes()).unwrap();
-    assert_eq!(upgrade.protocol, "WebSocket");
     // No key: no accept value to give.
     assert_eq!(upgrade.accept, None);
 }
@@ -74,8 +73,11 @@ fn requests_that_are_not_upgrades_have_none() {
         // Upgrade without Connection: upgrade is no upgrade request.
         "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n",
         // Nor one with a body.
-        "POST / HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\
+        "POST / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\
          Content-Length: 2\r\n\r\n",
+        // Other protocols go as plain requests (curl's offer of h2c with --http2).
+        "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+         HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n",
     ] {
         assert!(
             Upgrade::of(&parsed(head), head.as_bytes()).is_none(),
