@@ -124,14 +124,13 @@ impl UpstreamStream {
             }
         };
         let upgrade = Upgrade::of(&self.head, whole);
-        if upgrade.is_some() && !self.session.extended_connect() {
-            // Not known yet, or not supported (see `upgrade.rs`).
-            if self.session.poll_settled(cx).is_pending() {
+        match poll_may_send(&self.session, cx, upgrade.is_some()) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => {
+                // The same bytes come again with the next write.
                 kept.truncate(before);
                 return Poll::Pending;
-            }
-            if !self.session.extended_connect() {
-                return Poll::Ready(Err(io::Error::other(Unsupported)));
             }
         }
         let mut request = request::translate(&self.head, whole, self.target)
@@ -193,6 +192,21 @@ impl UpstreamStream {
         };
         self.down = Down::Body(RequestSource::new(head, framing, body));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Whether a request may go on `session`: at once, unless it is a WebSocket opening and the
+/// server's settings are not known yet; an error ([`Unsupported`]) once they are known and do
+/// not allow extended CONNECT (see `upgrade.rs`).
+fn poll_may_send(session: &Session, cx: &mut Context<'_>, websocket: bool) -> Poll<io::Result<()>> {
+    if !websocket || session.extended_connect() {
+        return Poll::Ready(Ok(()));
+    }
+    ready!(session.poll_settled(cx));
+    if session.extended_connect() {
+        Poll::Ready(Ok(()))
+    } else {
+        Poll::Ready(Err(io::Error::other(Unsupported)))
     }
 }
 
