@@ -24,6 +24,14 @@
 //! Requests the server refused with a graceful GOAWAY (NO_ERROR) were never processed and are
 //! not errors: their stream loops end and the connection is replaced, as an HTTP/1.1 client
 //! reconnects after `Connection: close`.
+//!
+//! **The deadline.** No request is sent once the run's end has passed, and one whose response
+//! had not ended by then is *abandoned* (`Stats::abandoned`): neither a request nor an error,
+//! reported on its own. So every request sent is counted, failed, or abandoned, and a server
+//! sees at most `-c` × `-m` requests more than the report counts. (Before, a thread whose tasks
+//! ran on past the end, before its timer stopped them, recorded nothing for responses that
+//! ended then, and sent the next request on each of those streams: the server saw up to one
+//! more window of requests that no count accounted for.)
 
 use std::cell::Cell;
 use std::future::poll_fn;
@@ -143,6 +151,7 @@ async fn run_streams(ctx: &Rc<Ctx>, h2: &Arc<H2Plan>, send: SendRequest<Bytes>, 
             h2: h2.clone(),
             send: send.clone(),
             budget: budget.clone(),
+            in_flight: false,
         };
         loops.spawn_local(stream.run(started));
     }
@@ -174,6 +183,18 @@ struct StreamLoop {
     h2: Arc<H2Plan>,
     send: SendRequest<Bytes>,
     budget: Rc<Budget>,
+    /// A request was sent and its outcome has not been recorded.
+    in_flight: bool,
+}
+
+impl Drop for StreamLoop {
+    /// A request still in flight when the loop ends (at the deadline, or dropped with its
+    /// thread) is abandoned.
+    fn drop(&mut self) {
+        if self.in_flight {
+            self.ctx.stats.borrow_mut().abandoned += 1;
+        }
+    }
 }
 
 /// How a request ended, for the stream loop.
@@ -187,7 +208,7 @@ enum Next {
 
 impl StreamLoop {
     async fn run(mut self, mut started: Instant) {
-        while self.budget.take() {
+        while Instant::now() < self.ctx.plan.timeline.end && self.budget.take() {
             if self.exchange(started).await == Next::Closed {
                 return;
             }
@@ -195,10 +216,17 @@ impl StreamLoop {
         }
     }
 
-    /// One request and its response, recorded (latency from `started`) or counted as failed.
+    /// One request and its response, recorded (latency from `started`) or counted as failed;
+    /// or abandoned, if it ended after the deadline (the loop ends then).
     async fn exchange(&mut self, started: Instant) -> Next {
         let limit = started + self.ctx.plan.timeout;
-        match timeout_at(limit.into(), self.request()).await {
+        let outcome = timeout_at(limit.into(), self.request()).await;
+        if self.in_flight && Instant::now() >= self.ctx.plan.timeline.end {
+            // Counted as abandoned when the loop is dropped.
+            return Next::Closed;
+        }
+        self.in_flight = false;
+        match outcome {
             Ok(Ok((status, first_byte, body_bytes))) => {
                 let now = Instant::now();
                 let mut stats = self.ctx.stats.borrow_mut();
@@ -232,6 +260,7 @@ impl StreamLoop {
             .send
             .send_request(self.h2.request(), true)
             .map_err(|e| Failure::of(&e, true))?;
+        self.in_flight = true;
         let response = response.await.map_err(|e| Failure::of(&e, false))?;
         let first_byte = Instant::now();
         let status = response.status().as_u16();

@@ -91,6 +91,10 @@ pub struct Stats {
     pub resume_attempts: u64,
     /// Response bytes received in the window (head and body; plaintext for TLS).
     pub bytes: u64,
+    /// Requests sent whose response had not ended at the deadline (or when the run was
+    /// stopped): neither requests nor errors. Counted by the HTTP/2 client (`--h2`), whose
+    /// streams in flight are the difference between what it sent and what it counted.
+    pub abandoned: u64,
     /// Errors by [`ErrorKind`], indexed like [`ErrorKind::ALL`].
     pub errors: [u64; 5],
     /// Responses by status class: index 0 = 1xx … 4 = 5xx, 5 = anything else.
@@ -148,6 +152,7 @@ impl Stats {
             resumed_handshakes: 0,
             resume_attempts: 0,
             bytes: 0,
+            abandoned: 0,
             errors: [0; 5],
             status: [0; 6],
             connect: histogram(),
@@ -330,6 +335,7 @@ impl Stats {
         self.resumed_handshakes += other.resumed_handshakes;
         self.resume_attempts += other.resume_attempts;
         self.bytes += other.bytes;
+        self.abandoned += other.abandoned;
         add_arrays(&mut self.errors, &other.errors);
         add_arrays(&mut self.status, &other.status);
         // Same bounds on both sides, so adding cannot fail.

@@ -70,6 +70,11 @@ impl DataSink {
         }
     }
 
+    /// Whether no data waits for the peer's window.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.out.is_empty()
+    }
+
     /// Whether END_STREAM went out (or the stream was reset).
     pub(crate) fn is_done(&self) -> bool {
         self.done

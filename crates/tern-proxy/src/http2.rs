@@ -56,6 +56,7 @@ use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
 pub(crate) use coalesce::Coalesce;
+pub(crate) use connect::accept_for as websocket_accept;
 use flood::{ControlBudget, FloodGuard};
 pub(crate) use linger::Lingering;
 pub(crate) use request::BodyFraming;

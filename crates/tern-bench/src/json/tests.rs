@@ -23,6 +23,7 @@ fn schema_fields_are_all_there() {
     assert_eq!(v["handshakes"]["resumed"], 0);
     assert_eq!(v["errors"]["timeout"], 1);
     assert_eq!(v["errors_total"], 2);
+    assert_eq!(v["abandoned"], 0);
     assert_eq!(v["status"]["5xx"], 1);
     assert_eq!(v["client_cpu"]["share"], 0.5);
     assert_eq!(

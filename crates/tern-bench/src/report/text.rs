@@ -177,7 +177,11 @@ fn fmt_outcomes(f: &mut fmt::Formatter<'_>, s: &Stats) -> fmt::Result {
         f,
         ", 4xx {}, 5xx {}, other {})",
         s.status[3], s.status[4], s.status[5]
-    )
+    )?;
+    if s.abandoned > 0 {
+        writeln!(f, "abandoned   {} (in flight at the deadline)", s.abandoned)?;
+    }
+    Ok(())
 }
 
 fn fmt_latency(f: &mut fmt::Formatter<'_>, s: &Stats) -> fmt::Result {

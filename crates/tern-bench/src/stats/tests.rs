@@ -40,9 +40,11 @@ fn records_only_inside_the_window() {
     assert_eq!(stats.live.requests, 5);
     assert_eq!(stats.live.errors, 2);
 
+    stats.abandoned = 2;
     let mut sum = stats.clone();
     sum.merge(&stats);
     assert_eq!(sum.requests, 6);
+    assert_eq!(sum.abandoned, 4);
     assert_eq!(sum.total.len(), 4);
     assert_eq!(sum.per_second, vec![2, 2]);
     assert_eq!(sum.series.errors[6], vec![0, 2]);

@@ -25,11 +25,13 @@
 //! | `request.rs` | the HTTP/1.1 request head as HTTP/2 HEADERS |
 //! | `response.rs` | the HTTP/2 response head as an HTTP/1.1 head, and its body framing |
 //! | `stream.rs` | one exchange as the byte stream the relay uses |
+//! | `upgrade.rs` | an upgrade request (WebSocket) as an extended CONNECT (RFC 8441), its 2xx as a `101` |
 
 mod request;
 mod response;
 mod session;
 mod stream;
+mod upgrade;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -43,6 +45,7 @@ use crate::stats::WorkerStats;
 pub(crate) use request::Target;
 use session::Session;
 pub(crate) use stream::UpstreamStream;
+pub(crate) use upgrade::is_unsupported;
 
 /// The HTTP/2 connections of one worker to its servers, indexed by backend then server.
 #[derive(Debug)]

@@ -33,6 +33,7 @@ use tracing::{debug, warn};
 use crate::compress;
 use crate::exchange::attempt::Attempt;
 use crate::exchange::connect::{obtain, proxied};
+use crate::exchange::h2::is_unsupported;
 use crate::exchange::observe::{observe, Seen};
 use crate::exchange::persist::{self, Persisted};
 use crate::exchange::pick::{pick_server, refusal_state};
@@ -91,8 +92,18 @@ fn refused_session(outcome: &Outcome) -> Option<rustls::AlertDescription> {
     }
 }
 
-/// Classifies an exchange for passive checks.
+/// Whether the exchange failed because its HTTP/2 server takes no WebSocket (no extended
+/// CONNECT): nothing was sent, and neither a retry nor another connection would change that.
+fn upgrade_unsupported(outcome: &Outcome) -> bool {
+    matches!(&outcome.end, End::Failed { fault: Fault::ServerIo(e), .. } if is_unsupported(e))
+}
+
+/// Classifies an exchange for passive checks. A server that takes no WebSocket over HTTP/2 is
+/// a configuration matter, not a failing server: the exchange counts as fine.
 fn seen(outcome: &Outcome) -> Seen {
+    if upgrade_unsupported(outcome) {
+        return Seen::Fine;
+    }
     match &outcome.end {
         End::Failed {
             fault: Fault::ServerClosed | Fault::ServerIo(_),
@@ -341,6 +352,9 @@ impl<S: ClientStream> H1Conn<S> {
             received: false,
         } = outcome.end
         {
+            if upgrade_unsupported(outcome) {
+                return None;
+            }
             if reused && out.resendable && out.resends < MAX_RESENDS {
                 debug!(backend = %be.name, server = %be.servers[server].name, "pooled connection closed, sending again");
                 out.resends += 1;

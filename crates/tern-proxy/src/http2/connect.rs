@@ -78,8 +78,10 @@ pub(crate) fn write_head(
     })
 }
 
-/// The `sec-websocket-accept` value that answers `key` (RFC 6455 §4.2.2, step 5.4).
-fn accept_for(key: &[u8]) -> [u8; ACCEPT_LEN] {
+/// The `sec-websocket-accept` value that answers `key` (RFC 6455 §4.2.2, step 5.4); also what
+/// tern answers an HTTP/1.1 client's key with when an HTTP/2 server accepted its WebSocket
+/// (`exchange/h2/upgrade.rs`).
+pub(crate) fn accept_for(key: &[u8]) -> [u8; ACCEPT_LEN] {
     let mut ctx = digest::Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY);
     ctx.update(key);
     ctx.update(GUID);

@@ -56,7 +56,7 @@ pub(super) fn write_head(
     framing
 }
 
-fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+pub(super) fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);

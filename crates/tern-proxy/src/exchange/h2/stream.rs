@@ -10,6 +10,10 @@
 //!
 //! Dropping the stream before both messages ended resets it (the `h2` crate sends
 //! RST_STREAM(CANCEL)): that is how a client's cancellation reaches the server.
+//!
+//! An upgrade request (a WebSocket opening) goes as an extended CONNECT (`upgrade.rs`) once the
+//! server's settings allow it; a 2xx answer reads as a `101`, and from then on the stream reads
+//! and writes the tunnel's bytes as DATA, a shutdown sending END_STREAM.
 
 use std::future::Future;
 use std::io;
@@ -19,14 +23,15 @@ use std::task::{ready, Context, Poll, Waker};
 
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
-use tern_h1::{parse_request, Method, RequestHead, Status};
+use tern_h1::{parse_request, BodyReader, Method, RequestHead, Status};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::request::{self, Target, HEAD_LIMITS};
 use super::response;
 use super::session::Session;
+use super::upgrade::{Unsupported, Upgrade};
 use crate::h2body::{broken, reset, DataSink};
-use crate::http2::RequestSource;
+use crate::http2::{BodyFraming, RequestSource};
 
 /// Where the request is.
 enum Up {
@@ -57,6 +62,10 @@ pub(crate) struct UpstreamStream {
     head: RequestHead,
     /// The request was HEAD: the response has no body.
     head_only: bool,
+    /// The request is an upgrade sent as an extended CONNECT.
+    upgrade: Option<Upgrade>,
+    /// The server accepted the upgrade: the stream is a tunnel.
+    tunnel: bool,
     /// Counts this stream on its connection while it lives.
     session: Rc<Session>,
 }
@@ -80,6 +89,8 @@ impl UpstreamStream {
             down: Down::Unsent(None),
             head: RequestHead::new(),
             head_only: false,
+            upgrade: None,
+            tunnel: false,
             session,
         }
     }
@@ -112,11 +123,31 @@ impl UpstreamStream {
                 return Poll::Ready(Err(broken("the exchange wrote an invalid request head")))
             }
         };
-        let request = request::translate(&self.head, whole, self.target)
+        let upgrade = Upgrade::of(&self.head, whole);
+        match poll_may_send(&self.session, cx, upgrade.is_some()) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => {
+                // The same bytes come again with the next write.
+                kept.truncate(before);
+                return Poll::Pending;
+            }
+        }
+        let mut request = request::translate(&self.head, whole, self.target)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         self.head_only = self.head.method() == Method::Head;
-        let body = request::has_body(&self.head);
-        let reader = self.head.body_reader(&HEAD_LIMITS);
+        let (body, reader) = match &upgrade {
+            Some(upgrade) => {
+                upgrade.apply(&mut request);
+                // The tunnel's bytes, once the server accepted, with no end of their own.
+                (true, BodyReader::until_close())
+            }
+            None => (
+                request::has_body(&self.head),
+                self.head.body_reader(&HEAD_LIMITS),
+            ),
+        };
+        self.upgrade = upgrade;
         let (response, stream) = self.send.send_request(request, !body).map_err(reset)?;
         if let Down::Unsent(Some(waker)) = std::mem::replace(&mut self.down, Down::Head(response)) {
             waker.wake();
@@ -150,9 +181,32 @@ impl UpstreamStream {
         };
         let (parts, body) = response.into_parts();
         let mut head = Vec::with_capacity(256);
-        let framing = response::write_head(&parts, body.is_end_stream(), self.head_only, &mut head);
+        let framing = match &self.upgrade {
+            Some(upgrade) if Upgrade::accepted(parts.status) => {
+                upgrade.write_switch(&parts, &mut head);
+                self.tunnel = true;
+                // DATA as it comes, END_STREAM as the end of the tunnel's bytes.
+                BodyFraming::Length
+            }
+            _ => response::write_head(&parts, body.is_end_stream(), self.head_only, &mut head),
+        };
         self.down = Down::Body(RequestSource::new(head, framing, body));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Whether a request may go on `session`: at once, unless it is a WebSocket opening and the
+/// server's settings are not known yet; an error ([`Unsupported`]) once they are known and do
+/// not allow extended CONNECT (see `upgrade.rs`).
+fn poll_may_send(session: &Session, cx: &mut Context<'_>, websocket: bool) -> Poll<io::Result<()>> {
+    if !websocket || session.extended_connect() {
+        return Poll::Ready(Ok(()));
+    }
+    ready!(session.poll_settled(cx));
+    if session.extended_connect() {
+        Poll::Ready(Ok(()))
+    } else {
+        Poll::Ready(Err(io::Error::other(Unsupported)))
     }
 }
 
@@ -201,7 +255,22 @@ impl AsyncWrite for UpstreamStream {
         }
     }
 
+    /// Flushes; a tunnel's sending side also ends (END_STREAM after what is buffered). Once
+    /// the server ended its side, a reset of the stream only says it takes nothing more (HAProxy
+    /// sends END_STREAM then RST_STREAM when its server closed; RFC 9113 §8.1 allows NO_ERROR
+    /// for the same): if nothing but END_STREAM was left to send, nothing was lost and the
+    /// tunnel's end is orderly.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_flush(cx)
+        let this = self.get_mut();
+        let mut only_the_end = false;
+        if let (true, Up::Body(sink)) = (this.tunnel, &mut this.up) {
+            only_the_end = sink.is_empty();
+            sink.end();
+        }
+        let server_ended = matches!(&this.down, Down::Body(source) if source.is_done());
+        match ready!(Pin::new(&mut *this).poll_flush(cx)) {
+            Err(_) if only_the_end && server_ended => Poll::Ready(Ok(())),
+            done => Poll::Ready(done),
+        }
     }
 }
