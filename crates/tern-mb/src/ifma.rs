@@ -115,6 +115,14 @@ impl Kernel {
         unsafe { garner_h_ifma(m1, m2, p, k0, qinv_r) }
     }
 
+    /// `table[idx]` per lane by the exponentiation's masked full scan (for the timing test
+    /// of the scan alone: benches/ct.rs).
+    #[allow(unsafe_code)]
+    pub fn lookup<const N: usize>(&self, table: &[Lanes<N>], idx: [u64; LANES]) -> Lanes<N> {
+        // SAFETY: as in `mod_exp`: the token proves the CPU features; references only.
+        unsafe { lookup_ifma(table, idx) }
+    }
+
     /// The raw Montgomery product `a·b·R⁻¹ (mod m)`, below `2m`, for the property tests.
     #[allow(unsafe_code)]
     pub fn mont_mul<const N: usize>(
@@ -138,6 +146,14 @@ fn mont_mul_ifma<const N: usize>(
 ) -> Lanes<N> {
     let mut out = [_mm512_setzero_si512(); N];
     mul(&mut out, &load(a), &load(b), &load(m), lanes(k0));
+    store(&out)
+}
+
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn lookup_ifma<const N: usize>(table: &[Lanes<N>], idx: [u64; LANES]) -> Lanes<N> {
+    let table: Vec<[Vec8; N]> = table.iter().map(|entry| load(entry)).collect();
+    let mut out = [_mm512_setzero_si512(); N];
+    select(&mut out, &table, lanes(idx));
     store(&out)
 }
 

@@ -58,9 +58,9 @@ fn limbs<const N: usize>(xs: &[BigUint]) -> Lanes<N> {
 }
 
 fn lane<const N: usize>(x: &Lanes<N>, lane: usize) -> BigUint {
-    x.iter()
-        .rev()
-        .fold(BigUint::default(), |acc, limb| (acc << LIMB_BITS) + limb[lane])
+    x.iter().rev().fold(BigUint::default(), |acc, limb| {
+        (acc << LIMB_BITS) + limb[lane]
+    })
 }
 
 fn k0(m: &BigUint) -> u64 {
@@ -72,7 +72,9 @@ fn k0(m: &BigUint) -> u64 {
 
 /// Eight odd moduli of `bits` bits (the kernels' bound: at most 52N - 4).
 fn moduli(stream: &mut Stream, bits: usize) -> Vec<BigUint> {
-    (0..LANES).map(|_| stream.number(bits, true) | BigUint::from(1u8)).collect()
+    (0..LANES)
+        .map(|_| stream.number(bits, true) | BigUint::from(1u8))
+        .collect()
 }
 
 /// One Montgomery product per lane, `a, b < 2m`: the result is below 2m and ≡ a·b·R⁻¹.
@@ -80,7 +82,9 @@ fn check_mont_mul<const N: usize>(kernel: &Kernel, seed: u64, bits: usize) {
     let mut stream = Stream(seed);
     let m = moduli(&mut stream, bits);
     let operand = |stream: &mut Stream| -> Vec<BigUint> {
-        m.iter().map(|m| stream.number(bits + 1, false) % (m << 1u8)).collect()
+        m.iter()
+            .map(|m| stream.number(bits + 1, false) % (m << 1u8))
+            .collect()
     };
     let (a, b) = (operand(&mut stream), operand(&mut stream));
     let k0s: [u64; LANES] = std::array::from_fn(|i| k0(&m[i]));
@@ -89,7 +93,11 @@ fn check_mont_mul<const N: usize>(kernel: &Kernel, seed: u64, bits: usize) {
     for i in 0..LANES {
         let got = lane(&out, i);
         assert!(got < (&m[i] << 1u8), "lane {i}: not below 2m");
-        assert_eq!((&got * &r) % &m[i], (&a[i] * &b[i]) % &m[i], "lane {i}, seed {seed}");
+        assert_eq!(
+            (&got * &r) % &m[i],
+            (&a[i] * &b[i]) % &m[i],
+            "lane {i}, seed {seed}"
+        );
     }
 }
 
