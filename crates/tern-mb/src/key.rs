@@ -8,7 +8,6 @@
 //! signs through aws-lc-rs alone.
 
 use aws_lc_rs::signature::RsaKeyPair;
-use num_bigint::BigUint;
 use pkcs1::der::Decode;
 use zeroize::Zeroize;
 
@@ -31,15 +30,15 @@ pub struct RsaKey {
     pub(crate) fallback: RsaKeyPair,
     /// Modulus length in bytes.
     pub(crate) len: usize,
-    pub(crate) n: BigUint,
-    pub(crate) e: BigUint,
+    /// Modulus length in bits.
+    pub(crate) bits: usize,
     pub(crate) crt: Option<Crt>,
 }
 
 impl std::fmt::Debug for RsaKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RsaKey")
-            .field("bits", &self.n.bits())
+            .field("bits", &self.bits)
             .field("batched", &self.crt.is_some())
             .finish_non_exhaustive()
     }
@@ -114,9 +113,7 @@ impl RsaKey {
     fn build(pkcs1_der: &[u8], fallback: RsaKeyPair) -> Result<Self, MbError> {
         let key = pkcs1::RsaPrivateKeyRef::from_der(pkcs1_der)
             .map_err(|e| MbError::Key(format!("PKCS#1: {e}")))?;
-        let n = BigUint::from_bytes_be(key.modulus.as_bytes());
-        let e = BigUint::from_bytes_be(key.public_exponent.as_bytes());
-        let bits = usize::try_from(n.bits()).unwrap_or(usize::MAX);
+        let bits = bit_len(key.modulus.as_bytes());
         let crt = match (half_limbs(bits), key.other_prime_infos.is_none()) {
             (Some(limbs), true) => Crt::new(&key, bits, limbs),
             _ => None,
@@ -124,8 +121,7 @@ impl RsaKey {
         Ok(Self {
             fallback,
             len: bits.div_ceil(8),
-            n,
-            e,
+            bits,
             crt,
         })
     }

@@ -18,7 +18,8 @@
 //! [`Batcher::sign`] decides per request: batched when the CPU has IFMA, the key is covered
 //! (2048/3072/4096-bit, two balanced primes) and at least two such requests share a key size;
 //! otherwise aws-lc-rs signs it alone. Every batched signature is verified with the public
-//! exponent before it is returned; one that fails is signed again by aws-lc-rs, and counted.
+//! key (by aws-lc-rs) before it is returned; one that fails is signed again by aws-lc-rs, and
+//! counted.
 
 #![deny(unsafe_code)]
 
@@ -177,7 +178,7 @@ impl Batcher {
         let mut inputs = Vec::with_capacity(indices.len());
         for &i in indices {
             let request = &requests[i];
-            let bits = request.key.len * 8;
+            let bits = request.key.bits;
             match request.scheme.encode(request.message, bits, &self.rng) {
                 Ok(input) => inputs.push((i, input)),
                 Err(err) => results[i] = Some(Err(err)),
@@ -197,10 +198,11 @@ impl Batcher {
             return;
         };
         self.batches.fetch_add(1, Ordering::Relaxed);
-        for (lane, ((i, input), mut signature)) in inputs.iter().zip(signatures).enumerate() {
+        for (lane, ((i, _), mut signature)) in inputs.iter().zip(signatures).enumerate() {
             self.inject_fault(lane, &mut signature);
             let request = &requests[*i];
-            results[*i] = Some(if rsa::verified(request.key, input, &signature) {
+            let good = rsa::verified(request.key, request.scheme, request.message, &signature);
+            results[*i] = Some(if good {
                 self.batched.fetch_add(1, Ordering::Relaxed);
                 Ok(signature)
             } else {

@@ -57,6 +57,18 @@ impl Scheme {
         }
     }
 
+    /// aws-lc-rs's verification algorithm for the same scheme (the fault check).
+    pub(crate) fn aws_lc_verify(self) -> &'static signature::RsaParameters {
+        match self {
+            Scheme::Pkcs1Sha256 => &signature::RSA_PKCS1_2048_8192_SHA256,
+            Scheme::Pkcs1Sha384 => &signature::RSA_PKCS1_2048_8192_SHA384,
+            Scheme::Pkcs1Sha512 => &signature::RSA_PKCS1_2048_8192_SHA512,
+            Scheme::PssSha256 => &signature::RSA_PSS_2048_8192_SHA256,
+            Scheme::PssSha384 => &signature::RSA_PSS_2048_8192_SHA384,
+            Scheme::PssSha512 => &signature::RSA_PSS_2048_8192_SHA512,
+        }
+    }
+
     /// The encoded message for a modulus of `modulus_bits`, as `ceil(bits/8)` big-endian
     /// bytes (so always below the modulus).
     pub fn encode(
