@@ -1,5 +1,5 @@
 //! Batched RSA signatures: up to eight private operations (CRT) in one run of the kernels,
-//! every result checked with the public exponent before it leaves.
+//! every result verified with the public key before it leaves.
 //!
 //! Per batch, for `N`-limb halves: lane `i` carries request `i`'s key and encoded message `c`
 //! (lanes past the batch's size repeat lane 0, their results discarded):

@@ -4,7 +4,7 @@
 //! The batched row signs the same way as the `sign` row (RSA-PSS with SHA-256, the 128-byte
 //! message, the same key) through `tern_mb::Batcher`, eight requests per call, so its rate
 //! is signatures per second, comparable with `sign/s`. Each batched signature is checked with
-//! the public exponent before it is returned, as it will be in the handshake; that check's
+//! the public key before it is returned, as it will be in the handshake; that check's
 //! cost is included. Without IFMA the row is not measured (it would only measure aws-lc
 //! again) and a note says so.
 
@@ -30,7 +30,7 @@ pub fn note() -> String {
     if Batcher::new().has_kernel() {
         format!(
             "batched/s: RSA-PSS signatures made {BATCH} at a time on AVX-512 IFMA (tern-mb), \
-             each checked with the public exponent; ×sign is batched/s ÷ sign/s (aws-lc, \
+             each verified with the public key; ×sign is batched/s ÷ sign/s (aws-lc, \
              one at a time)"
         )
     } else {
