@@ -52,6 +52,15 @@ impl Kernel {
         match self.0 {}
     }
 
+    pub fn mont_sqr<const N: usize>(
+        &self,
+        _a: &Lanes<N>,
+        _m: &Lanes<N>,
+        _k0: [u64; LANES],
+    ) -> Lanes<N> {
+        match self.0 {}
+    }
+
     pub fn mont_mul<const N: usize>(
         &self,
         _a: &Lanes<N>,

@@ -1,4 +1,4 @@
-//! The IFMA kernels against num-bigint: Montgomery products and exponentiations of random
+//! The IFMA kernels against num-bigint: Montgomery products, squares and exponentiations of random
 //! 8-lane inputs (proptest) for 20, 30 and 40-limb moduli, and edge cases (zero, one, m - 1,
 //! all-ones exponents, bases up to R²). Skipped, with a note, on CPUs without AVX-512 IFMA.
 
@@ -89,6 +89,7 @@ fn check_mont_mul<const N: usize>(kernel: &Kernel, seed: u64, bits: usize) {
     let (a, b) = (operand(&mut stream), operand(&mut stream));
     let k0s: [u64; LANES] = std::array::from_fn(|i| k0(&m[i]));
     let out = kernel.mont_mul::<N>(&limbs(&a), &limbs(&b), &limbs(&m), k0s);
+    let square = kernel.mont_sqr::<N>(&limbs(&a), &limbs(&m), k0s);
     let r = BigUint::from(1u8) << (LIMB_BITS * N);
     for i in 0..LANES {
         let got = lane(&out, i);
@@ -97,6 +98,13 @@ fn check_mont_mul<const N: usize>(kernel: &Kernel, seed: u64, bits: usize) {
             (&got * &r) % &m[i],
             (&a[i] * &b[i]) % &m[i],
             "lane {i}, seed {seed}"
+        );
+        let got = lane(&square, i);
+        assert!(got < (&m[i] << 1u8), "lane {i}: square not below 2m");
+        assert_eq!(
+            (&got * &r) % &m[i],
+            (&a[i] * &a[i]) % &m[i],
+            "square, lane {i}, seed {seed}"
         );
     }
 }
