@@ -22,9 +22,9 @@
 //! steps it holds less than `4·40·2^52 < 2^60`: no carry is propagated until the end
 //! ([`normalize`]).
 //!
-//! Squarings (five of every six multiplications of the exponentiation) go through [`sqr`]:
-//! the full square with each cross product computed once and doubled, then the same
-//! reduction, `3N²` multiplies instead of `4N²`.
+//! Squarings (five of every six multiplications of the exponentiation) of more than
+//! [`SQR_FROM_LIMBS`] limbs go through [`sqr`]: the full square with each cross product
+//! computed once and doubled, then the same reduction, `3N²` multiplies instead of `4N²`.
 //!
 //! # Constant time
 //!
@@ -217,7 +217,11 @@ fn mod_exp_ifma<const N: usize>(job: &ExpJob<'_, N>) -> Lanes<N> {
     let mut tmp = [zero; N];
     for w in (0..windows - 1).rev() {
         for _ in 0..WINDOW {
-            sqr(&mut tmp, &acc, &m, k0);
+            if N > SQR_FROM_LIMBS {
+                sqr(&mut tmp, &acc, &m, k0);
+            } else {
+                mul(&mut tmp, &acc, &acc, &m, k0);
+            }
             acc = tmp;
         }
         let mut entry = [zero; N];
@@ -276,6 +280,13 @@ fn mul<const N: usize>(out: &mut [Vec8; N], a: &[Vec8; N], b: &[Vec8; N], m: &[V
     }
     normalize(out, &acc);
 }
+
+/// Squarings use [`sqr`] above this many limbs. Up to it, `mul`'s `N` accumulators stay in
+/// the 32 vector registers while `sqr`'s `2N` spill to memory, and `sqr` lost: RSA-2048
+/// (20 limbs) signed ~17% slower with it; RSA-4096 (40 limbs, where `mul` spills too) ~9%
+/// faster (`tern speed rsa`, one busy machine: indicative only). A public, compile-time
+/// choice per `N`.
+const SQR_FROM_LIMBS: usize = 24;
 
 /// Largest limb count of the kernels (RSA-4096's halves): bounds `sqr`'s double-width array.
 const MAX_LIMBS: usize = 40;
