@@ -12,25 +12,25 @@
 //! # Montgomery multiplication ("almost Montgomery", AMM)
 //!
 //! With `R = 2^(52N)` and odd moduli `m < R/16` (16·m < R holds for the CRT halves of RSA
-//! keys this crate accepts: 1024-bit halves in 20 limbs, 1536 in 30, 2048 in 40), [`Kernel::mul`]
+//! keys this crate accepts: 1024-bit halves in 20 limbs, 1536 in 30, 2048 in 40), `mul`
 //! returns `a·b·R⁻¹ mod m` *plus possibly one m*: for `a·b < 16m²` the result `(a·b + Q·m)/R`
 //! is below `a·b/R + m < 2m`. Results are never reduced between multiplications; only the
-//! final conversion out of Montgomery form subtracts `m` (masked, [`sub_if_ge`]).
+//! final conversion out of Montgomery form subtracts `m` (masked, `sub_if_ge`).
 //!
 //! The product is accumulated operand-scanning, one limb of `a` per step, with the reduction
 //! interleaved: per step each accumulator gains at most four 52-bit halves, so after `N ≤ 40`
 //! steps it holds less than `4·40·2^52 < 2^60`: no carry is propagated until the end
-//! ([`normalize`]).
+//! (`normalize`).
 //!
 //! Squarings (five of every six multiplications of the exponentiation) of more than
-//! [`SQR_FROM_LIMBS`] limbs go through [`sqr`]: the full square with each cross product
+//! `SQR_FROM_LIMBS` limbs go through `sqr`: the full square with each cross product
 //! computed once and doubled, then the same reduction, `3N²` multiplies instead of `4N²`.
 //!
 //! # Constant time
 //!
 //! No branch and no address depends on a lane's data: the loops run over public sizes, the
 //! exponent is read at public bit positions, the window table is scanned in full for every
-//! lookup with a per-lane compare mask ([`select`]), and the final subtraction is a masked
+//! lookup with a per-lane compare mask (`select`), and the final subtraction is a masked
 //! blend. IFMA, AND, add, shift, compare and blend instructions run in data-independent time.
 //!
 //! # Safety
