@@ -120,7 +120,7 @@ impl Kernel {
     }
 
     /// `table[idx]` per lane by the exponentiation's masked full scan (for the timing test
-    /// of the scan alone: benches/ct.rs).
+    /// of the scan alone: examples/ct.rs).
     #[allow(unsafe_code)]
     pub fn lookup<const N: usize>(&self, table: &[Lanes<N>], idx: [u64; LANES]) -> Lanes<N> {
         // SAFETY: as in `mod_exp`: the token proves the CPU features; references only.

@@ -1,10 +1,12 @@
 //! dudect: a statistical test that the kernels' time does not depend on secret data.
 //!
-//! Run (release build; minutes on an idle core; pin it to keep the noise down):
+//! An example, not a bench: dudect's own command line refuses the `--bench` flag that
+//! `cargo bench` passes. Run (release build; about a minute; an idle, pinned core lowers the
+//! noise):
 //!
 //! ```text
-//! cargo bench -p tern-mb --bench ct
-//! cargo bench -p tern-mb --bench ct -- --continuous table_scan   # until interrupted
+//! cargo run --release -p tern-mb --example ct
+//! cargo run --release -p tern-mb --example ct -- --continuous table_scan   # until interrupted
 //! ```
 //!
 //! Each bench times one operation on inputs of two classes that differ only in the secret:
