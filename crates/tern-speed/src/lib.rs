@@ -6,7 +6,8 @@
 //! crypto ceiling" and "how does its crypto compare with what HAProxy links" are answered by
 //! measurement, not by assumption:
 //!
-//! - signatures (`sig`): RSA-2048/3072/4096, ECDSA P-256/P-384, Ed25519, sign/s and verify/s;
+//! - signatures (`sig`): RSA-2048/3072/4096, ECDSA P-256/P-384, Ed25519, sign/s and verify/s,
+//!   and RSA signatures made eight at a time on AVX-512 IFMA (`batched`, tern-mb);
 //! - key agreement (`kx`): X25519, P-256, ML-KEM-768 and the X25519MLKEM768 hybrid, both as
 //!   primitives and as a TLS handshake runs them, with the client's and server's shares;
 //! - record ciphers (`aead`): AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, bytes/s at
@@ -21,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod aead;
+mod batched;
 mod catalog;
 mod error;
 mod handshake;
@@ -215,6 +217,13 @@ fn execute(plan: &Plan) -> Result<Report, SpeedError> {
     report.load_after = Report::load_average();
     if let (Some(before), Some(after)) = (&report.load_before, &report.load_after) {
         println!("load average: {before} before, {after} after");
+    }
+    if plan
+        .algos
+        .iter()
+        .any(|a| matches!(a, Algo::Rsa2048 | Algo::Rsa3072 | Algo::Rsa4096))
+    {
+        report.notes.push(batched::note());
     }
     if plan.algos.iter().any(|a| a.section() == Section::Handshake) {
         report.notes.push(HANDSHAKE_NOTE.to_owned());

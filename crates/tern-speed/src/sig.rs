@@ -7,6 +7,9 @@
 //! a negligible part of the cost. Keys are generated once at start and shared by the threads.
 //! Verification uses a public key parsed once, as `openssl speed` does; a TLS client parses the
 //! certificate's key again per handshake, which the handshake rows include.
+//!
+//! RSA keys also get a batched row ([`crate::batched`]): the same signatures eight at a time
+//! on AVX-512 IFMA.
 
 use std::sync::Arc;
 
@@ -124,6 +127,9 @@ pub fn run(algos: &[Algo], settings: &Settings) -> Result<Vec<Row>, SpeedError> 
             Ok(op)
         })?;
         rows.push(Row::new(Section::Signature, algo.name(), "sign", &measured));
+        if let Signer::Rsa(key) = signer.as_ref() {
+            rows.extend(crate::batched::measure_rsa(algo, key, &MESSAGE, settings)?);
+        }
 
         progress(algo, "verify", settings);
         let measured = measure(settings, || {

@@ -1,6 +1,7 @@
 //! Terminal tables shaped like `openssl speed`'s: sign/s and verify/s per key, op/s for key
 //! agreement, one row of 1000s of bytes per second per cipher with a column per block size,
-//! and handshakes/s per certificate and version. openssl's figure and the ratio tern ÷ openssl
+//! and handshakes/s per certificate and version. RSA keys add batched sign/s (tern-mb) and its
+//! ratio to aws-lc's single-operation sign/s. openssl's figure and the ratio tern ÷ openssl
 //! sit beside tern's wherever there is one; `-` marks a figure that is missing.
 
 use std::fmt::Write;
@@ -33,14 +34,16 @@ fn ratio(value: Option<f64>) -> String {
 
 fn signatures(rows: &[&Row]) -> String {
     let mut out = format!(
-        "{:<12} {:>11} {:>11} {:>15} {:>15} {:>11} {:>11}\n",
+        "{:<12} {:>11} {:>11} {:>15} {:>15} {:>11} {:>11} {:>11} {:>7}\n",
         "signatures",
         "sign/s",
         "verify/s",
         "openssl sign/s",
         "openssl verif/s",
         "ratio sign",
-        "ratio verif"
+        "ratio verif",
+        "batched/s",
+        "×sign"
     );
     let mut names: Vec<&str> = rows.iter().map(|row| row.algorithm.as_str()).collect();
     names.dedup();
@@ -50,9 +53,13 @@ fn signatures(rows: &[&Row]) -> String {
                 .find(|row| row.algorithm == name && row.operation == op)
         };
         let (sign, verify) = (find("sign"), find("verify"));
+        let batched = find(crate::batched::OPERATION);
+        let speedup = batched
+            .zip(sign)
+            .map(|(b, s)| b.ops_per_sec / s.ops_per_sec);
         let _ = writeln!(
             out,
-            "{:<12} {:>11} {:>11} {:>15} {:>15} {:>11} {:>11}",
+            "{:<12} {:>11} {:>11} {:>15} {:>15} {:>11} {:>11} {:>11} {:>7}",
             name,
             num(sign.map(|r| r.ops_per_sec)),
             num(verify.map(|r| r.ops_per_sec)),
@@ -60,6 +67,8 @@ fn signatures(rows: &[&Row]) -> String {
             num(verify.and_then(|r| r.openssl)),
             ratio(sign.and_then(|r| r.ratio)),
             ratio(verify.and_then(|r| r.ratio)),
+            num(batched.map(|r| r.ops_per_sec)),
+            ratio(speedup),
         );
     }
     out

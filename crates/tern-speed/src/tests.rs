@@ -235,3 +235,26 @@ fn every_section_measures_real_operations() {
         "{table}"
     );
 }
+
+#[test]
+fn rsa_rows_include_the_batched_rate_on_ifma() {
+    let settings = Settings {
+        duration: Duration::from_millis(20),
+        ..quick(1)
+    };
+    let algos = select(&["rsa2048".to_owned()]).unwrap();
+    let rows = sig::run(&algos, &settings).unwrap();
+    let batched = rows.iter().find(|r| r.operation == batched::OPERATION);
+    let table = table::render(Section::Signature, &rows);
+    assert!(table.contains("batched/s"), "{table}");
+    if tern_mb::Batcher::new().has_kernel() {
+        let row = batched.unwrap();
+        // Eight signatures per batch: the count is a multiple of eight.
+        assert!(row.ops >= 8 && row.ops % 8 == 0, "{row:?}");
+        assert!(row.ops_per_sec > 0.0, "{row:?}");
+        assert!(batched::note().contains("AVX-512 IFMA (tern-mb)"));
+    } else {
+        assert!(batched.is_none(), "{rows:?}");
+        assert!(batched::note().contains("lacks AVX-512 IFMA"));
+    }
+}

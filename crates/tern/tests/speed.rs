@@ -185,3 +185,49 @@ fn bad_options_exit_non_zero_with_a_message() {
         assert!(!out.stderr.contains("doing "), "{args:?} measured: {out:?}");
     }
 }
+
+/// Whether this CPU has what tern-mb's kernels need, read independently of tern.
+fn cpu_has_ifma() -> bool {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = info
+        .lines()
+        .find(|line| line.starts_with("flags"))
+        .unwrap_or_default();
+    let words: Vec<&str> = flags.split_whitespace().collect();
+    words.contains(&"avx512f") && words.contains(&"avx512ifma")
+}
+
+#[test]
+fn rsa_rows_show_the_batched_rate_when_the_cpu_has_ifma() {
+    let json = temp_dir("speed-batched").join("speed.json");
+    let json_arg = json.to_str().expect("temp path is UTF-8");
+    let args = [
+        "speed",
+        "--seconds",
+        "0.05",
+        "--no-openssl",
+        "rsa2048",
+        "--json",
+        json_arg,
+    ];
+    let out = tern_finish(&args, LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("batched/s"), "{}", out.stdout);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let batched = rows(&report, "rsa2048", "sign_batched");
+    if cpu_has_ifma() {
+        assert_eq!(batched.len(), 1, "{report:#}");
+        // Eight signatures per batch, each counted.
+        let ops = batched[0]["ops"].as_u64().unwrap();
+        assert!(ops >= 8 && ops % 8 == 0, "{report:#}");
+        assert!(number(batched[0], "ops_per_sec") > 0.0);
+        assert!(
+            out.stdout.contains("AVX-512 IFMA (tern-mb)"),
+            "{}",
+            out.stdout
+        );
+    } else {
+        assert!(batched.is_empty(), "{report:#}");
+        assert!(out.stdout.contains("lacks AVX-512 IFMA"), "{}", out.stdout);
+    }
+}
