@@ -21,9 +21,9 @@ use crate::listen::conn_rules::{self, Decision};
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
-use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
+use crate::tls::{handshake, ossl};
 use crate::track::Tracking;
 use crate::worker::Worker;
 
@@ -54,6 +54,7 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         mut stream,
         peer,
         tls,
+        openssl,
         accept_proxy,
         permits,
     } = accepted;
@@ -72,7 +73,8 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         };
         let peer = addrs.peer;
         // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
-        let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream) else {
+        let is_tls = tls.is_some() || openssl.is_some();
+        let Some(track) = admit(&w, frontend, &addrs, is_tls, &stream) else {
             return;
         };
         session_rate(&w).await;
@@ -80,6 +82,10 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         let mut log = Tracker::start(&w.shared, frontend, peer);
         // TCP_NODELAY is inherited from the listening socket (see listener.rs).
         let Some(config) = tls else {
+            if let Some(bind) = openssl {
+                let session = ossl::session(w, frontend, stream, addrs, bind, log, track);
+                return Box::pin(session).await;
+            }
             return serve_plain(w, frontend, stream, addrs, log, track).await;
         };
         let handshake = handshake::session(

@@ -145,27 +145,6 @@ fn offered(mut list: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn alpn_lists_are_read_to_the_first_malformed_entry() {
-        let list = b"\x02h2\x08http/1.1\x09http";
-        let names: Vec<&[u8]> = offered(list).collect();
-        assert_eq!(names, [&b"h2"[..], b"http/1.1"]);
-        assert_eq!(offered(b"\x00h2").count(), 0);
-    }
-
-    #[test]
-    fn exclusions_follow_every_cipher_string() {
-        let mut p = OpensslPolicy::default();
-        assert_eq!(cipher_string(&p), format!("DEFAULT:{CIPHER_EXCLUSIONS}"));
-        p.ciphers = Some("ALL:COMPLEMENTOFALL".to_owned());
-        assert!(cipher_string(&p).ends_with(":!aNULL:!eNULL:!EXP:!RC4:!DES:!3DES:!MD5"));
-    }
-}
-
 /// One certificate's context: the policy, the chain and its key (checked to match).
 pub(super) fn build(
     settings: &TlsSettings,
@@ -192,4 +171,25 @@ pub(super) fn build(
     b.set_private_key(&key).map_err(at(key_path))?;
     b.check_private_key().map_err(at(key_path))?;
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpn_lists_are_read_to_the_first_malformed_entry() {
+        let list = b"\x02h2\x08http/1.1\x09http";
+        let names: Vec<&[u8]> = offered(list).collect();
+        assert_eq!(names, [&b"h2"[..], b"http/1.1"]);
+        assert_eq!(offered(b"\x00h2").count(), 0);
+    }
+
+    #[test]
+    fn exclusions_follow_every_cipher_string() {
+        let mut p = OpensslPolicy::default();
+        assert_eq!(cipher_string(&p), format!("DEFAULT:{CIPHER_EXCLUSIONS}"));
+        p.ciphers = Some("ALL:COMPLEMENTOFALL".to_owned());
+        assert!(cipher_string(&p).ends_with(":!aNULL:!eNULL:!EXP:!RC4:!DES:!3DES:!MD5"));
+    }
 }
