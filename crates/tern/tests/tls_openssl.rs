@@ -328,3 +328,46 @@ fn a_rustls_bind_beside_keeps_its_policy() {
     request_with(&tern, &["-tls1_2", "-cipher", "AES128-SHA"]);
     tern.stop_clean();
 }
+
+/// A HAProxy configuration with legacy ciphers and TLS 1.0, as seed 000's: `tern convert`
+/// writes the OpenSSL engine, `tern check` says so, and `tern run` serves it as written.
+#[test]
+fn haproxy_cfg_with_legacy_ciphers_runs_as_written() {
+    if !tools() {
+        return;
+    }
+    let term = Term::start("ossl-cfg-be");
+    let dir = temp_dir("ossl-cfg");
+    let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
+    let cfg = format!(
+        "global\n  ssl-default-bind-ciphers AES128-SHA:DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-SHA\n  \
+         ssl-default-bind-options ssl-min-ver TLSv1.0\n\
+         defaults\n  mode http\n  timeout client 10s\n  timeout server 10s\n  timeout connect 5s\n\
+         frontend legacy\n  bind 127.0.0.1:0 ssl crt {cert}\n  default_backend app\n\
+         backend app\n  server s1 {}\n",
+        term.addr
+    );
+    let path = dir.join("haproxy.cfg");
+    std::fs::write(&path, &cfg).unwrap();
+    let path = path.to_str().unwrap();
+    let limit = Duration::from_secs(20);
+    let converted = tern_finish(&["convert", path], limit);
+    assert_eq!(converted.code, Some(0), "{converted:?}");
+    assert!(
+        converted.stdout.contains("engine = \"openssl\""),
+        "{}",
+        converted.stdout
+    );
+    let checked = tern_finish(&["check", "-c", path], limit);
+    assert!(
+        checked.stderr.contains("TLS on the OpenSSL engine"),
+        "{checked:?}"
+    );
+    assert!(checked.stderr.contains("accepts TLS 1.0"), "{checked:?}");
+    let tern = Tern::run_file(&dir, "haproxy.cfg", &cfg);
+    let out = request_with(&tern, &["-tls1", "-cipher", "AES128-SHA:@SECLEVEL=0"]);
+    assert!(out.contains("Protocol  : TLSv1\n"), "{out}");
+    let out = request_with(&tern, &["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256"]);
+    assert!(out.contains("Cipher is DHE-RSA-AES128-GCM-SHA256"), "{out}");
+    tern.stop_clean();
+}
