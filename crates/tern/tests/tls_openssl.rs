@@ -48,7 +48,16 @@ fn tern_openssl(tag: &str, policy: &str) -> (Tern, Term) {
     let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
     let bind = format!("{{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", {policy} }} }}");
     let cfg = Config::new().terms(&[&term]).binds(&[&bind]);
-    (Tern::run_in(dir, &cfg.toml()), term)
+    let log = "[access_log]\ntarget = \"access.log\"\nformat = \"json\"\n";
+    (Tern::run_in(dir, &format!("{}\n{log}", cfg.toml())), term)
+}
+
+/// The `tls` objects of the access log lines tern wrote in `dir` (read after it stopped).
+fn logged_tls(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("access.log")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["tls"].clone())
+        .collect()
 }
 
 /// `s_client` with `args`, sending [`REQUEST`]; asserts the handshake and the backend's 200.
@@ -100,9 +109,23 @@ fn static_rsa_dhe_and_cbc_suites_reach_the_backend() {
         None,
     );
     assert!(!s.ok, "AES256-SHA accepted:\n{}", s.out);
+    let dir = tern.dir.clone();
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "tls_full"), 4, "{c:?}");
     assert_eq!(c.get("frontend web", "tls_failures"), 1, "{c:?}");
+    // The access log names version and suite as on rustls binds (IANA names).
+    let tls = logged_tls(&dir);
+    let ciphers: Vec<&str> = tls.iter().filter_map(|t| t["cipher"].as_str()).collect();
+    assert!(
+        ciphers.starts_with(&[
+            "TLS_RSA_WITH_AES_128_CBC_SHA",
+            "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+        ]),
+        "{tls:?}"
+    );
+    assert_eq!(tls[0]["version"], "TLSv1.2", "{tls:?}");
+    assert_eq!(tls[0]["sni"], "localhost", "{tls:?}");
 }
 
 #[test]
