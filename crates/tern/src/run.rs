@@ -178,6 +178,10 @@ fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<P
                 if !warnings.is_empty() {
                     eprintln!("{}", tern_config::format_warnings(&warnings));
                 }
+                // Binds on the OpenSSL engine (and below TLS 1.2): said at start, as `check`.
+                for note in config.openssl_notes() {
+                    eprintln!("{}: {note}", path.display());
+                }
                 config
             }
             Err(errors) => {

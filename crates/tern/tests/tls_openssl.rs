@@ -388,9 +388,48 @@ fn haproxy_cfg_with_legacy_ciphers_runs_as_written() {
     );
     assert!(checked.stderr.contains("accepts TLS 1.0"), "{checked:?}");
     let tern = Tern::run_file(&dir, "haproxy.cfg", &cfg);
+    let stderr = tern.proc.stderr_text();
+    assert!(stderr.contains("accepts TLS 1.0"), "{stderr}");
     let out = request_with(&tern, &["-tls1", "-cipher", "AES128-SHA:@SECLEVEL=0"]);
     assert!(out.contains("Protocol  : TLSv1\n"), "{out}");
     let out = request_with(&tern, &["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256"]);
     assert!(out.contains("Cipher is DHE-RSA-AES128-GCM-SHA256"), "{out}");
+    tern.stop_clean();
+}
+
+/// A reload (SIGHUP: a new generation) rebuilds the OpenSSL engine from the file: a changed
+/// `ciphers` applies to the next handshakes.
+#[test]
+fn a_reload_applies_new_ciphers() {
+    if !tools() {
+        return;
+    }
+    let (mut tern, _term) = tern_openssl("ossl-reload", "ciphers = [\"AES128-SHA\"]");
+    request_with(&tern, &["-tls1_2", "-cipher", "AES128-SHA"]);
+    let path = tern.dir.join("tern.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"AES128-SHA\"", "\"AES256-SHA\"")).unwrap();
+    tern.proc.signal("HUP");
+    tern.proc.wait_line("reloaded:");
+    let addr = tern.proc.listening().last().unwrap().1;
+    let s = s_client(
+        addr,
+        Some("localhost"),
+        &["-tls1_2", "-cipher", "AES256-SHA"],
+        Some(REQUEST),
+    );
+    assert!(s.out.contains("Cipher is AES256-SHA"), "{}", s.out);
+    assert!(s.out.contains("HTTP/1.1 200"), "{}", s.out);
+    let s = s_client(
+        addr,
+        Some("localhost"),
+        &["-tls1_2", "-cipher", "AES128-SHA"],
+        None,
+    );
+    assert!(
+        !s.ok,
+        "AES128-SHA still accepted after the reload:\n{}",
+        s.out
+    );
     tern.stop_clean();
 }
