@@ -433,3 +433,27 @@ fn a_reload_applies_new_ciphers() {
     );
     tern.stop_clean();
 }
+
+/// TCP mode on an OpenSSL bind (stunnel's job for a legacy client): the decrypted bytes are
+/// relayed whole to the server, here an HTTP one.
+#[test]
+fn tcp_mode_relays_a_legacy_client() {
+    if !tools() {
+        return;
+    }
+    let term = Term::start("ossl-tcp-be");
+    let dir = temp_dir("ossl-tcp");
+    let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
+    let toml = format!(
+        "[global]\nworkers = 1\n\n[[frontend]]\nname = \"web\"\nmode = \"tcp\"\n\
+         bind = [ {{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", \
+         ciphers = [\"AES128-SHA256\"] }} }} ]\ndefault_backend = \"app\"\n\n\
+         [[backend]]\nname = \"app\"\nmode = \"tcp\"\nservers = [ {{ name = \"s1\", address = \"{}\" }} ]\n",
+        term.addr
+    );
+    let tern = Tern::run_in(dir, &toml);
+    let out = request_with(&tern, &["-tls1_2", "-cipher", "AES128-SHA256"]);
+    assert!(out.contains("Cipher is AES128-SHA256"), "{out}");
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "tcp_sessions"), 1, "{c:?}");
+}
