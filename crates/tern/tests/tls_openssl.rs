@@ -457,3 +457,44 @@ fn tcp_mode_relays_a_legacy_client() {
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "tcp_sessions"), 1, "{c:?}");
 }
+
+/// Bad input on an OpenSSL bind is closed and counted by reason, as on rustls binds: plain
+/// HTTP, a silent client (the handshake timeout), no shared suite; nothing panics.
+#[test]
+fn bad_clients_are_closed_and_counted_by_reason() {
+    if !tools() {
+        return;
+    }
+    let term = Term::start("ossl-bad-be");
+    let dir = temp_dir("ossl-bad");
+    let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
+    let bind = format!(
+        "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", \
+         ciphers = [\"AES128-SHA\"], max_version = \"1.2\" }} }}"
+    );
+    let cfg = Config::new()
+        .terms(&[&term])
+        .binds(&[&bind])
+        .frontend("timeouts = { handshake = \"300ms\" }");
+    let tern = Tern::run_in(dir, &cfg.toml());
+    let wait = Duration::from_secs(5);
+    let raw = raw_exchange(tern.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n", wait);
+    assert!(raw.closed);
+    assert!(!raw.text().contains("HTTP/1.1"), "{}", raw.text());
+    let mut silent = std::net::TcpStream::connect(tern.addr()).unwrap();
+    assert!(read_until_closed(&mut silent, wait).closed);
+    let s = s_client(
+        tern.addr(),
+        Some("localhost"),
+        &["-cipher", "AES256-SHA"],
+        None,
+    );
+    assert!(!s.ok, "{}", s.out);
+    let c = tern.stop_clean();
+    let tls = |k: &str| c.get("tls web", k);
+    assert_eq!(tls("fail_protocol"), 1, "{c:?}");
+    assert_eq!(tls("fail_timeout"), 1, "{c:?}");
+    assert_eq!(tls("fail_no_shared_cipher"), 1, "{c:?}");
+    assert_eq!(c.get("frontend web", "tls_failures"), 2, "{c:?}");
+    assert_eq!(c.get("frontend web", "tls_timeouts"), 1, "{c:?}");
+}
