@@ -26,6 +26,7 @@ mod request_log;
 mod rewrite;
 mod tcp_request;
 mod tls;
+mod tls_engine;
 mod tls_names;
 mod userlist;
 
@@ -54,6 +55,7 @@ pub use request_log::{
 };
 pub use tcp_request::{ConnectionAction, ConnectionRule, TcpRequest, TcpRule};
 pub use tls::*;
+pub use tls_engine::{banned_cipher, OpensslPolicy, OsslVersion, TlsEngine, CIPHER_EXCLUSIONS};
 pub use userlist::{CryptScheme, Password, User, Userlist};
 
 mod backend_tls;

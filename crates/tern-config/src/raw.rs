@@ -202,6 +202,9 @@ pub(crate) struct RawTls {
     pub prefer_server_ciphers: Option<bool>,
     pub resumption: Option<RawResumption>,
     pub client_auth: Option<RawClientAuth>,
+    /// `"rustls"` (the default) or `"openssl"` (validated in `validate/tls_engine.rs`).
+    pub engine: Option<String>,
+    pub dh_param_file: Option<String>,
 }
 
 /// `tls.resumption`.

@@ -68,4 +68,5 @@ pub use generation::{BoundBind, ProxyHandle};
 pub use http2::fuzz as http2_fuzz;
 pub use stats::{AdminState, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
+pub use tls::ossl::{openssl_binds, OpensslBinds, OsslBind};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};

@@ -17,6 +17,9 @@ pub mod client_hello;
 pub(crate) mod handshake;
 // `show tls`: the certificates the handshakes use, as loaded.
 pub mod info;
+// The OpenSSL engine of a bind (`engine = "openssl"`): its handshake and stream, or, built
+// without the `openssl-engine` feature, the refusal of such binds at start-up.
+pub mod ossl;
 // Handshake offload: a worker's TLS listeners served by a low-priority thread of their own.
 pub(crate) mod offload;
 // Certificate reload within a generation, and each worker's copy of a bind's configuration.

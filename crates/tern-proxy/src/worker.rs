@@ -73,6 +73,8 @@ pub(crate) struct WorkerListener {
     pub socket: std::net::TcpListener,
     /// The bind's TLS configuration, swapped on reload; `None` for a plain bind.
     pub tls: Option<TlsSlot>,
+    /// The bind's OpenSSL engine (served on the worker, never offloaded); `None` otherwise.
+    pub openssl: Option<std::sync::Arc<crate::tls::ossl::OsslBind>>,
     /// Which of the bind's connections start with a PROXY protocol header (`accept_proxy`,
     /// `accept_proxy_from`).
     pub accept_proxy: Expect,
@@ -295,6 +297,7 @@ async fn worker_main(
             l.frontend,
             listener,
             l.tls,
+            l.openssl,
             l.accept_proxy,
         );
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));

@@ -57,6 +57,7 @@ fn proxy(server: SocketAddr) -> ProxyHandle {
         config,
         tls: vec![vec![None]],
         servers_tls: Vec::new(),
+        openssl: Vec::new(),
         access_log: None,
     })
     .unwrap()

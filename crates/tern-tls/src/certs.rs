@@ -42,6 +42,17 @@ pub(crate) fn load_all(settings: &TlsSettings) -> Result<Vec<Loaded>, TlsError> 
     Ok(entries)
 }
 
+/// The certificates of `settings` in loading order (`certs`, then `cert_dir`'s files), for
+/// the OpenSSL engine, which loads the files [`load_all`] checked.
+#[cfg_attr(not(feature = "openssl-engine"), allow(dead_code))]
+pub(crate) fn sources(settings: &TlsSettings) -> Result<Vec<Certificate>, TlsError> {
+    let mut all = settings.certs.clone();
+    if let Some(dir) = &settings.cert_dir {
+        all.extend(pem_files(dir)?);
+    }
+    Ok(all)
+}
+
 /// How many certificates `settings` names: `certs` plus the `*.pem` files `cert_dir` holds now
 /// (for logs; the directory is listed, nothing is loaded).
 pub fn certificate_count(settings: &TlsSettings) -> Result<usize, TlsError> {

@@ -88,6 +88,10 @@ pub enum TlsError {
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),
 
+    /// OpenSSL refused the OpenSSL engine's configuration (the message names the key or file).
+    #[error("OpenSSL engine: {0}")]
+    OpenSsl(String),
+
     /// rcgen could not generate a key or certificate.
     #[error("cannot generate a self-signed certificate: {0}")]
     Generate(#[from] rcgen::Error),

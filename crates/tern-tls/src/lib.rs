@@ -18,7 +18,9 @@
 //! - [`self_signed`]: generated certificates for `tern demo` and tests;
 //! - [`client_config`]: client configurations for tests and `tern bench`;
 //! - [`upstream_config`]: the client configuration of TLS to one backend server;
-//! - [`describe`]: a one-line summary of a negotiated session for logs.
+//! - [`describe`]: a one-line summary of a negotiated session for logs;
+//! - with the `openssl-engine` feature, `openssl_acceptor`: the OpenSSL engine of a bind with
+//!   `engine = "openssl"` (`ossl.rs`), for legacy clients.
 //!
 //! Nothing here does I/O except reading certificate, CA, CRL, OCSP and ticket key files at load
 //! time.
@@ -31,6 +33,8 @@ mod client_auth;
 mod error;
 mod hkdf;
 mod load;
+#[cfg(feature = "openssl-engine")]
+mod ossl;
 mod policy;
 mod provider;
 mod resolver;
@@ -51,6 +55,10 @@ pub use client_auth::{client_verifier, ClientCertInfo};
 pub use error::TlsError;
 pub use hkdf::with_hmac_hkdf;
 pub use load::load_certified_key;
+#[cfg(feature = "openssl-engine")]
+pub use openssl;
+#[cfg(feature = "openssl-engine")]
+pub use ossl::{cipher_string, openssl_acceptor, OsslAcceptor};
 pub use provider::provider;
 pub use resolver::SniResolver;
 pub use rustls;

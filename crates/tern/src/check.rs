@@ -1,8 +1,8 @@
 //! `tern check -c FILE`: validate a configuration and load its certificates, like `haproxy -c`.
 //! Exit status 0 with a one-line summary, 1 with the summary when a HAProxy file has keywords
 //! with no effect in tern or mapped approximately (listed on stderr as one warning), or 2 with
-//! every error found. Users with plain-text passwords are listed as warnings without
-//! changing the exit status.
+//! every error found. Users with plain-text passwords, binds on the OpenSSL engine and binds
+//! accepting TLS below 1.2 are listed as notes and warnings without changing the exit status.
 
 use std::process::ExitCode;
 
@@ -28,6 +28,10 @@ pub fn main(args: &CheckArgs) -> ExitCode {
              `openssl passwd -6`",
             args.config.display()
         );
+    }
+    // Binds on the OpenSSL engine, and those accepting TLS below 1.2: said, not an error.
+    for note in config.openssl_notes() {
+        eprintln!("{}: {note}", args.config.display());
     }
     let summary = config.summary();
     match build_snapshot(config) {

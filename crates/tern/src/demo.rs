@@ -34,6 +34,7 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<()> {
     let snapshot = Snapshot {
         tls: vec![vec![Some(tls)]],
         servers_tls: Vec::new(),
+        openssl: Vec::new(),
         access_log: None,
         config,
     };

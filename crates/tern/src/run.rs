@@ -178,6 +178,10 @@ fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<P
                 if !warnings.is_empty() {
                     eprintln!("{}", tern_config::format_warnings(&warnings));
                 }
+                // Binds on the OpenSSL engine (and below TLS 1.2): said at start, as `check`.
+                for note in config.openssl_notes() {
+                    eprintln!("{}: {note}", path.display());
+                }
                 config
             }
             Err(errors) => {
@@ -217,10 +221,13 @@ pub fn build_snapshot(config: Config) -> anyhow::Result<Snapshot> {
     let tls = tern_proxy::frontend_tls(&config)?;
     // Client configurations of servers with `tls` (CA bundles, client certificates).
     let servers_tls = tern_proxy::servers_tls(&config)?;
+    // Binds with `engine = "openssl"`: their contexts, read from the same files.
+    let openssl = tern_proxy::openssl_binds(&config)?;
     Ok(Snapshot {
         config,
         tls,
         servers_tls,
+        openssl,
         // Opened by `access_log`, once (`tern check` builds a snapshot too, and opens nothing).
         access_log: None,
     })

@@ -25,6 +25,9 @@ pub(crate) struct GlobalCfg {
     pub profiling: Option<Src<bool>>,
     pub crt_base: Option<String>,
     pub ca_base: Option<String>,
+    /// `ssl-dh-param-file`: the DH parameters of binds on the OpenSSL engine (the only ones
+    /// offering DHE).
+    pub dh_param_file: Option<String>,
     /// `ssl-default-bind-*`: the starting point of every `ssl` bind.
     pub bind_tls: TlsOpts,
     /// `ssl-server-verify`: the default `verify` of servers with `ssl`.
@@ -69,7 +72,9 @@ fn no_effect_reason(keyword: &str) -> Option<&'static str> {
         | "zero-warning" => "this only concerns HAProxy's own process",
         "busy-polling" | "noepoll" | "nosplice" | "nogetaddrinfo" | "noreuseport"
         | "max-spread-checks" => "a tuning of HAProxy's internals",
-        "tune.ssl.default-dh-param" => "tern has no DHE key exchange (ECDHE only)",
+        "tune.ssl.default-dh-param" => {
+            "DHE runs on the OpenSSL engine with RFC 7919 ffdhe2048 (ssl-dh-param-file sets another)"
+        }
         "tune.ssl.lifetime" => "tern's session lifetime follows its ticket key rotation",
         _ if keyword.starts_with("tune.") => "a tuning of HAProxy's internals",
         _ => return None,
@@ -97,7 +102,6 @@ const UNSUPPORTED: &[&str] = &[
     "h1-case-adjust-file",
     "ssl-engine",
     "ssl-mode-async",
-    "ssl-dh-param-file",
     "ssl-load-extra-files",
     "ssl-default-bind-client-sigalgs",
     "external-check",
@@ -172,12 +176,13 @@ pub(crate) fn apply(line: &Line, g: &mut GlobalCfg, diag: &mut Diag) {
             }
         }
         "crt-base" => g.crt_base = one(diag).cloned(),
+        "ssl-dh-param-file" => g.dh_param_file = one(diag).cloned(),
         "ca-base" => g.ca_base = one(diag).cloned(),
         "profiling.tasks" => profiling(args, no, g, diag),
         "default-path" => default_path(args, no, diag),
         "ssl-default-bind-ciphers" => {
             if let Some(arg) = one(diag) {
-                g.bind_tls.ciphers = tls::ciphers(arg, &at, diag);
+                tls::set_ciphers(&mut g.bind_tls, arg, &at, diag);
             }
         }
         "ssl-default-bind-ciphersuites" | "ssl-default-bind-curves" | "ssl-default-bind-sigalgs" => {

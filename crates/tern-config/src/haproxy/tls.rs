@@ -1,13 +1,20 @@
 //! TLS settings of a `bind` line and of `ssl-default-bind-*` (HAProxy's OpenSSL vocabulary →
 //! tern's `tls` keys).
 //!
-//! HAProxy passes cipher strings to OpenSSL; tern implements a fixed set (ECDHE with AES-GCM or
-//! ChaCha20, TLS 1.2 and 1.3, the groups and signature schemes of docs/configuration.md). A
-//! list is therefore filtered: names tern implements are kept in order, the others are dropped
-//! with a warning. OpenSSL *rules* (`HIGH:!aNULL`, `EECDH+AESGCM`) select suites by property
-//! and cannot be evaluated here; a list made only of rules keeps tern's default suites (all
-//! strong), with a warning. Versions below TLS 1.2 do not exist in tern: `no-sslv3`,
-//! `no-tlsv10`, `no-tlsv11` are exact as they are, `ssl-min-ver TLSv1.0` becomes 1.2.
+//! HAProxy passes cipher strings to OpenSSL; tern's default engine (rustls) implements a fixed
+//! set (ECDHE with AES-GCM or ChaCha20, TLS 1.2 and 1.3, the groups and signature schemes of
+//! docs/configuration.md). A list is therefore filtered: names rustls implements are kept in
+//! order, the others are dropped with a warning. OpenSSL *rules* (`HIGH:!aNULL`,
+//! `EECDH+AESGCM`) select suites by property and cannot be evaluated here; a list made only of
+//! rules keeps tern's default suites (all strong), with a warning.
+//!
+//! Legacy binds run as written on the OpenSSL engine (`engine = "openssl"`, chosen in
+//! `bind.rs`): a list naming only suites rustls lacks (`AES128-SHA`, `DHE-RSA-...`, CBC), or
+//! a version below TLS 1.2 (`ssl-min-ver TLSv1.0`, `force-tlsv10`). The whole list is kept as
+//! written for OpenSSL ([`TlsOpts::cipher_string`]); a list mixing modern and legacy suites
+//! stays on rustls with the legacy ones dropped, so such a bind keeps HTTP/2 and client
+//! certificates. `no-sslv3`, `no-tlsv10`, `no-tlsv11` need nothing: no engine offers SSLv3,
+//! and versions below 1.2 are only ever enabled by `ssl-min-ver`/`force-*`.
 
 use super::diag::Diag;
 use crate::model::{KxGroup, Named, SigAlg, Tls12Cipher, Tls13Suite};
@@ -16,6 +23,10 @@ use crate::model::{KxGroup, Named, SigAlg, Tls12Cipher, Tls13Suite};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct TlsOpts {
     pub ciphers: Option<Vec<String>>,
+    /// The `ciphers` string's elements as written, for the OpenSSL engine.
+    pub cipher_string: Option<Vec<String>>,
+    /// `ciphers` names only suites rustls lacks: the bind needs the OpenSSL engine.
+    pub legacy_ciphers: bool,
     pub suites: Option<Vec<String>>,
     pub groups: Option<Vec<String>>,
     pub sigalgs: Option<Vec<String>>,
@@ -29,8 +40,16 @@ pub(crate) struct TlsOpts {
 impl TlsOpts {
     /// `self` with the settings `own` writes replacing these.
     pub fn overridden_by(&self, own: &TlsOpts) -> TlsOpts {
+        // A bind's own `ciphers` replaces all three cipher fields together.
+        let ciphers_from = if own.cipher_string.is_some() {
+            own
+        } else {
+            self
+        };
         TlsOpts {
-            ciphers: own.ciphers.clone().or_else(|| self.ciphers.clone()),
+            ciphers: ciphers_from.ciphers.clone(),
+            cipher_string: ciphers_from.cipher_string.clone(),
+            legacy_ciphers: ciphers_from.legacy_ciphers,
             suites: own.suites.clone().or_else(|| self.suites.clone()),
             groups: own.groups.clone().or_else(|| self.groups.clone()),
             sigalgs: own.sigalgs.clone().or_else(|| self.sigalgs.clone()),
@@ -72,7 +91,7 @@ pub(crate) fn option(
         | "ssl-max-ver" => {
             let Some(arg) = arg else { return need(diag) };
             match keyword {
-                "ciphers" => opts.ciphers = ciphers(arg, at, diag),
+                "ciphers" => set_ciphers(opts, arg, at, diag),
                 "ciphersuites" => {
                     opts.suites = Some(named::<Tls13Suite>(arg, ':', keyword, at, diag))
                 }
@@ -104,13 +123,19 @@ pub(crate) fn option(
             opts.max_version = Some(v);
             Some(1)
         }
-        "force-sslv3" | "force-tlsv10" | "force-tlsv11" => {
-            diag.unsupported_because(
-                at.line,
-                at.context,
-                keyword,
-                "tern supports TLS 1.2 and 1.3 only",
-            );
+        "force-tlsv10" | "force-tlsv11" => {
+            // The OpenSSL engine (`bind.rs`).
+            let v = if keyword == "force-tlsv10" {
+                "1.0"
+            } else {
+                "1.1"
+            };
+            opts.min_version = Some(v);
+            opts.max_version = Some(v);
+            Some(1)
+        }
+        "force-sslv3" => {
+            diag.unsupported_because(at.line, at.context, keyword, "tern never offers SSLv3");
             Some(1)
         }
         "no-tls-tickets" | "tls-tickets" => {
@@ -129,19 +154,25 @@ pub(crate) fn option(
     }
 }
 
+/// Whether a version (as written in the TOML) needs the OpenSSL engine.
+pub(crate) fn legacy_version(v: &str) -> bool {
+    matches!(v, "1.0" | "1.1")
+}
+
 fn min_version(arg: &str, at: &At<'_>, diag: &mut Diag) -> Option<&'static str> {
     match arg {
-        "SSLv3" | "TLSv1.0" | "TLSv1.1" => {
+        "SSLv3" => {
             diag.approx(
                 at.line,
                 at.context,
                 "ssl-min-ver",
-                &format!(
-                    "tern offers TLS 1.2 and 1.3 only: min_version = \"1.2\" instead of {arg}"
-                ),
+                "tern never offers SSLv3: min_version = \"1.0\" (the OpenSSL engine)",
             );
-            Some("1.2")
+            Some("1.0")
         }
+        // Served by the OpenSSL engine (`bind.rs`).
+        "TLSv1.0" => Some("1.0"),
+        "TLSv1.1" => Some("1.1"),
         "TLSv1.2" => Some("1.2"),
         "TLSv1.3" => Some("1.3"),
         _ => {
@@ -153,15 +184,17 @@ fn min_version(arg: &str, at: &At<'_>, diag: &mut Diag) -> Option<&'static str> 
 
 fn max_version(arg: &str, at: &At<'_>, diag: &mut Diag) -> Option<&'static str> {
     match arg {
-        "SSLv3" | "TLSv1.0" | "TLSv1.1" => {
+        "SSLv3" => {
             diag.unsupported_because(
                 at.line,
                 at.context,
-                &format!("ssl-max-ver {arg}"),
-                "tern supports TLS 1.2 and 1.3 only",
+                "ssl-max-ver SSLv3",
+                "tern never offers SSLv3",
             );
             None
         }
+        "TLSv1.0" => Some("1.0"),
+        "TLSv1.1" => Some("1.1"),
         "TLSv1.2" => Some("1.2"),
         "TLSv1.3" => Some("1.3"),
         _ => {
@@ -179,15 +212,39 @@ fn bad_version(arg: &str, at: &At<'_>, diag: &mut Diag) {
     );
 }
 
-/// An OpenSSL TLS 1.2 cipher list. `None`: only rules, tern's defaults apply.
+/// `ciphers LIST` (a bind's, or `ssl-default-bind-ciphers`): the list for rustls, and the
+/// string as written for the OpenSSL engine, which a list of legacy suites only selects.
+pub(crate) fn set_ciphers(opts: &mut TlsOpts, list: &str, at: &At<'_>, diag: &mut Diag) {
+    let elements: Vec<String> = list
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let named = elements.iter().filter(|e| !is_rule(e));
+    let (modern, legacy): (Vec<&String>, Vec<&String>) =
+        named.partition(|e| Tls12Cipher::from_name(e).is_some());
+    opts.legacy_ciphers = modern.is_empty() && !legacy.is_empty();
+    opts.ciphers = if opts.legacy_ciphers {
+        None
+    } else {
+        ciphers(list, at, diag)
+    };
+    opts.cipher_string = Some(elements);
+}
+
+/// An OpenSSL rule (`HIGH`, `!aNULL`, `EECDH+AESGCM`, `@SECLEVEL=0`) rather than a suite name.
+fn is_rule(item: &str) -> bool {
+    item.starts_with(['!', '-', '+', '@']) || item.contains('+') || !item.contains('-')
+}
+
+/// An OpenSSL TLS 1.2 cipher list, filtered for rustls. `None`: only rules, tern's defaults
+/// apply.
 pub(crate) fn ciphers(list: &str, at: &At<'_>, diag: &mut Diag) -> Option<Vec<String>> {
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     let mut rules = Vec::new();
     for item in list.split(':').filter(|s| !s.is_empty()) {
-        let is_rule =
-            item.starts_with(['!', '-', '+', '@']) || item.contains('+') || !item.contains('-');
-        if is_rule {
+        if is_rule(item) {
             rules.push(item);
         } else if Tls12Cipher::from_name(item).is_some() {
             kept.push(item.to_owned());
@@ -201,7 +258,7 @@ pub(crate) fn ciphers(list: &str, at: &At<'_>, diag: &mut Diag) -> Option<Vec<St
             at.context,
             "ciphers",
             &format!(
-                "tern does not implement {} (dropped from the list; tern's TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20)",
+                "rustls does not implement {} (dropped from the list, which names modern suites too; tern's TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20; a list of legacy suites only runs on the OpenSSL engine)",
                 dropped.join(", ")
             ),
         );
@@ -328,16 +385,33 @@ mod tests {
     }
 
     #[test]
-    fn old_versions_are_approximated_or_refused() {
+    fn old_versions_are_kept_for_the_openssl_engine() {
         let (opts, diag) = apply("ssl-min-ver TLSv1.0");
-        assert_eq!(opts.min_version, Some("1.2"));
-        assert_eq!(diag.warnings.len(), 1);
-        let (_, diag) = apply("ssl-max-ver TLSv1.1");
-        assert!(diag.errors[0].message.contains("not supported yet"));
-        let (_, diag) = apply("force-tlsv10");
+        assert_eq!(opts.min_version, Some("1.0"));
+        assert!(diag.warnings.is_empty() && diag.errors.is_empty());
+        let (opts, _) = apply("ssl-max-ver TLSv1.1");
+        assert_eq!(opts.max_version, Some("1.1"));
+        let (opts, _) = apply("force-tlsv10");
+        assert_eq!(
+            (opts.min_version, opts.max_version),
+            (Some("1.0"), Some("1.0"))
+        );
+        let (_, diag) = apply("force-sslv3");
         assert_eq!(diag.errors.len(), 1);
         let (_, diag) = apply("ssl-min-ver TLS1");
         assert!(diag.errors[0].message.contains("unknown TLS version"));
+    }
+
+    #[test]
+    fn legacy_only_lists_are_kept_whole_for_openssl() {
+        let (opts, diag) = apply("ciphers AES128-SHA:DHE-RSA-AES128-GCM-SHA256:!aNULL");
+        assert!(opts.legacy_ciphers);
+        assert_eq!(opts.ciphers, None);
+        assert_eq!(
+            opts.cipher_string.unwrap(),
+            ["AES128-SHA", "DHE-RSA-AES128-GCM-SHA256", "!aNULL"]
+        );
+        assert!(diag.warnings.is_empty());
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct TlsSettings {
     pub resumption: Resumption,
     /// Client certificates (`client_auth`).
     pub client_auth: super::ClientAuth,
+    /// The TLS library of the bind (`engine`), with the OpenSSL engine's own policy.
+    pub engine: super::TlsEngine,
 }
 
 impl TlsSettings {
@@ -36,6 +38,7 @@ impl TlsSettings {
             policy: TlsPolicy::default(),
             resumption: Resumption::default(),
             client_auth: super::ClientAuth::default(),
+            engine: super::TlsEngine::Rustls,
         }
     }
 }

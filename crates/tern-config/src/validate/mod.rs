@@ -32,6 +32,7 @@ mod routing;
 mod server_proto;
 mod tcp_request;
 mod tls;
+mod tls_engine;
 mod tls_policy;
 mod userlist;
 
@@ -47,6 +48,8 @@ mod tests_server_keys;
 mod tests_server_proto;
 #[cfg(test)]
 mod tests_tls;
+#[cfg(test)]
+mod tests_tls_engine;
 #[cfg(test)]
 mod tests_userlist;
 

@@ -43,17 +43,19 @@ impl Checker<'_> {
             Some(r) => self.resumption(r, &path.key("resumption")),
             None => Resumption::default(),
         };
+        let (policy, engine) = self.tls_engine(raw, path);
         Some(TlsSettings {
             certs,
             cert_dir,
             strict_sni: raw.strict_sni.unwrap_or(false),
-            policy: self.tls_policy(raw, path),
+            policy,
             resumption,
             client_auth: raw
                 .client_auth
                 .as_ref()
                 .map(|c| self.client_auth(c, &path.key("client_auth")))
                 .unwrap_or_default(),
+            engine,
         })
     }
 

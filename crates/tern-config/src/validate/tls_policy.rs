@@ -100,7 +100,7 @@ impl Checker<'_> {
         Some(values)
     }
 
-    fn alpn(&mut self, raw: &[String], path: &KeyPath) -> Vec<String> {
+    pub(super) fn alpn(&mut self, raw: &[String], path: &KeyPath) -> Vec<String> {
         let mut alpn: Vec<String> = Vec::with_capacity(raw.len());
         for (i, protocol) in raw.iter().enumerate() {
             if !ALPN_SUPPORTED.contains(&protocol.as_str()) {

@@ -110,14 +110,30 @@ impl Tracker {
 
     /// The TLS handshake completed: notes the session and the handshake time.
     pub(crate) fn handshaken(&mut self, conn: &ServerConnection) {
+        self.handshaken_as(
+            conn.protocol_version().map_or("-", version_name),
+            conn.negotiated_cipher_suite()
+                .map_or("-", |s| cipher_name(s.suite())),
+            conn.server_name().unwrap_or_default(),
+            conn.handshake_kind() == Some(HandshakeKind::Resumed),
+        );
+    }
+
+    /// The TLS handshake completed with this version, suite (IANA name), SNI and resumption:
+    /// what [`Self::handshaken`] reads from rustls, given by another engine.
+    pub(crate) fn handshaken_as(
+        &mut self,
+        version: &'static str,
+        cipher: &'static str,
+        sni: &str,
+        resumed: bool,
+    ) {
         self.handshake = micros(self.accepted, Instant::now());
         self.record.tls = Some(TlsFields {
-            version: conn.protocol_version().map_or("-", version_name),
-            cipher: conn
-                .negotiated_cipher_suite()
-                .map_or("-", |s| cipher_name(s.suite())),
-            sni: Text::from_bytes(conn.server_name().unwrap_or_default().as_bytes()),
-            resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
+            version,
+            cipher,
+            sni: Text::from_bytes(sni.as_bytes()),
+            resumed,
         });
     }
 

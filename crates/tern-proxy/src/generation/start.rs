@@ -18,6 +18,7 @@ use crate::listen;
 use crate::listen::proxy_in::Expect;
 use crate::listen::rate_cap::RateCap;
 use crate::stats::{Stats, WorkerStats};
+use crate::tls::ossl::OpensslBinds;
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
 use crate::{health, profiling, rules};
@@ -30,6 +31,9 @@ pub struct Snapshot {
     pub config: Config,
     pub tls: Vec<Vec<Option<Arc<ServerConfig>>>>,
     pub servers_tls: Vec<Vec<Option<Arc<rustls::ClientConfig>>>>,
+    /// The OpenSSL engine of each bind with `engine = "openssl"` (`openssl[frontend][bind]`,
+    /// see [`crate::openssl_binds`]); such binds have no entry in `tls`.
+    pub openssl: OpensslBinds,
     /// The access log (`[access_log]`), opened once by the caller and shared by generations.
     pub access_log: Option<AccessLog>,
 }
@@ -290,7 +294,13 @@ fn bind_all(
                 .and_then(|t| t.get(i))
                 .cloned()
                 .flatten();
-            if bind.tls.is_some() && tls.is_none() {
+            let openssl = snapshot
+                .openssl
+                .get(f)
+                .and_then(|t| t.get(i))
+                .cloned()
+                .flatten();
+            if bind.tls.is_some() && tls.is_none() && openssl.is_none() {
                 return Err(StartError::MissingTls {
                     frontend: fe.name.clone(),
                     address: bind.address,
@@ -317,7 +327,7 @@ fn bind_all(
                 frontend: fe.name.clone(),
                 configured: bind.address,
                 address,
-                tls: tls.is_some(),
+                tls: tls.is_some() || openssl.is_some(),
             });
             kept.push(InheritedBind {
                 frontend: fe.name.clone(),
@@ -349,6 +359,7 @@ fn bind_all(
                     frontend: f,
                     socket,
                     tls,
+                    openssl: openssl.clone(),
                     accept_proxy: Expect::of(bind),
                 });
             }

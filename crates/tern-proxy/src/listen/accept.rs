@@ -20,6 +20,7 @@ use crate::listen::proxy_in::Expect;
 use crate::stats::bump;
 use crate::tls::admission::Admission;
 use crate::tls::handshake::Handshakes;
+use crate::tls::ossl::OsslBind;
 use crate::tls::reload::TlsSlot;
 use crate::worker::Permits;
 
@@ -31,6 +32,8 @@ pub(crate) struct Accepted {
     pub peer: SocketAddr,
     /// The bind's TLS configuration at accept time; `None` for a plain bind.
     pub tls: Option<Arc<ServerConfig>>,
+    /// The bind's OpenSSL engine (`engine = "openssl"`, `tls/ossl.rs`); `None` otherwise.
+    pub openssl: Option<Arc<OsslBind>>,
     /// Whether a PROXY protocol header comes first (the bind's `accept_proxy`, for this
     /// connection's source).
     pub accept_proxy: bool,
@@ -53,6 +56,7 @@ pub(crate) async fn run<A: Acceptor>(
     frontend: usize,
     listener: TcpListener,
     mut slot: Option<TlsSlot>,
+    openssl: Option<Arc<OsslBind>>,
     expect: Expect,
 ) {
     // The configuration handed to each accepted connection; a reload swaps it here, between
@@ -120,6 +124,7 @@ pub(crate) async fn run<A: Acceptor>(
             stream,
             peer,
             tls: tls.clone(),
+            openssl: openssl.clone(),
             accept_proxy: expect.from(peer.ip()),
             permits,
         });

@@ -23,9 +23,9 @@ use crate::listen::first_bytes;
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
-use crate::tls::handshake;
 use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
+use crate::tls::{handshake, ossl};
 use crate::track::Tracking;
 use crate::worker::Worker;
 
@@ -56,6 +56,7 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         mut stream,
         peer,
         tls,
+        openssl,
         accept_proxy,
         permits,
     } = accepted;
@@ -75,7 +76,8 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
             }
         }
         // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
-        let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream) else {
+        let is_tls = tls.is_some() || openssl.is_some();
+        let Some(track) = admit(&w, frontend, &addrs, is_tls, &stream) else {
             return;
         };
         session_rate(&w).await;
@@ -83,6 +85,10 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
         let mut log = Tracker::start(&w.shared, frontend, addrs.peer);
         // TCP_NODELAY is inherited from the listening socket (see listener.rs).
         let Some(config) = tls else {
+            if let Some(bind) = openssl {
+                let session = ossl::session(w, frontend, stream, addrs, bind, log, track);
+                return Box::pin(session).await;
+            }
             let since = Instant::now();
             let received = if waits_for_bytes(&w, frontend) {
                 let fe = w.shared.frontend(frontend);

@@ -158,7 +158,14 @@ async fn offload_main(
                 return;
             }
         };
-        let accept = accept::run(Rc::clone(&o), l.frontend, listener, l.tls, l.accept_proxy);
+        let accept = accept::run(
+            Rc::clone(&o),
+            l.frontend,
+            listener,
+            l.tls,
+            l.openssl,
+            l.accept_proxy,
+        );
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
     let _ = ready.send(Ok(()));
@@ -210,10 +217,11 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
         mut stream,
         peer,
         tls,
+        openssl: _,
         accept_proxy,
         permits,
     } = accepted;
-    // Only TLS listeners come here (`worker.rs`).
+    // Only rustls TLS listeners come here (`worker.rs`); OpenSSL binds stay on the worker.
     let Some(config) = tls else { return };
     let _counted = o.life.session_started();
     // The PROXY header comes before the ClientHello on the wire.

@@ -81,7 +81,9 @@ fn build_counted(config: &Config) -> Result<Built, BindTlsError> {
     for fe in &config.frontends {
         let mut binds = Vec::with_capacity(fe.binds.len());
         for bind in &fe.binds {
-            let Some(settings) = &bind.tls else {
+            // The OpenSSL engine's binds are built by `tls/ossl.rs`, at start-up only.
+            let rustls = |s: &&tern_config::TlsSettings| s.engine == tern_config::TlsEngine::Rustls;
+            let Some(settings) = bind.tls.as_ref().filter(rustls) else {
                 binds.push(None);
                 summaries.push(None);
                 continue;

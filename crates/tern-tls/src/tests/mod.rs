@@ -8,6 +8,8 @@
 mod features;
 mod handshake;
 mod load;
+#[cfg(feature = "openssl-engine")]
+mod ossl;
 mod sni;
 
 use std::ops::DerefMut;

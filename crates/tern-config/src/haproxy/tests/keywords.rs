@@ -574,3 +574,40 @@ fn accept_proxy_on_a_bind_becomes_the_binds_accept_proxy() {
     assert!(binds[0].accept_proxy, "{binds:?}");
     assert!(!binds[1].accept_proxy, "{binds:?}");
 }
+
+#[test]
+fn legacy_binds_select_the_openssl_engine() {
+    let c = convert(&format!(
+        "global\n  ssl-dh-param-file /etc/haproxy/dh.pem\n\
+         ssl-default-bind-curves X25519:P-256\n{HEAD}\
+         frontend f\n  bind :443 ssl crt /etc/site.pem ciphers AES128-SHA:DHE-RSA-AES128-SHA:!aNULL alpn h2,http/1.1\n\
+         bind :444 ssl crt /etc/site.pem ssl-min-ver TLSv1.0\n\
+         bind :445 ssl crt /etc/site.pem ciphers ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA\n\
+         default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
+    ));
+    assert_eq!(
+        warned(&c.warnings),
+        ["10: curves", "10: alpn", "11: curves", "12: ciphers"]
+    );
+    assert_has(
+        &c,
+        "{ address = \":443\", tls = { certs = [\"/etc/site.pem\"], engine = \"openssl\", \
+         ciphers = [\"AES128-SHA\", \"DHE-RSA-AES128-SHA\", \"!aNULL\"], \
+         dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [\"http/1.1\"], \
+         resumption = { cache_size = 20000 } } },",
+    );
+    assert_has(
+        &c,
+        "{ address = \":444\", tls = { certs = [\"/etc/site.pem\"], engine = \"openssl\", \
+         min_version = \"1.0\", dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [], \
+         resumption = { cache_size = 20000 } } },",
+    );
+    // Modern and legacy suites mixed: rustls, the legacy one dropped.
+    assert_has(
+        &c,
+        "{ address = \":445\", tls = { certs = [\"/etc/site.pem\"], \
+         ciphers = [\"ECDHE-RSA-AES128-GCM-SHA256\"], groups = [\"X25519\", \"P-256\"], alpn = [], \
+         resumption = { cache_size = 20000 } } },",
+    );
+    validate(&c);
+}

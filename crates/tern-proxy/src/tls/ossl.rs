@@ -1,0 +1,86 @@
+//! The OpenSSL engine of a bind (`tls.engine = "openssl"`), beside the rustls one
+//! (`handshake.rs`, `stream.rs`): built for every such bind at start-up ([`openssl_binds`]),
+//! handshaken per connection (`ossl/engine.rs`), and served by the same protocol loops (HTTP/1.1,
+//! TCP mode) through [`crate::listen::client::ClientStream`].
+//!
+//! Why its own path rather than a second case inside the rustls one: the rustls path is written
+//! around rustls' state (its own stream with gathered writes, the ClientHello peeked for the
+//! handshake rate cap, offload to another thread with the state moved over); the OpenSSL engine
+//! serves legacy clients and does none of that (see docs/configuration.md, `engine`). A build
+//! without the `openssl-engine` feature keeps the types and refuses such binds with a message
+//! naming the feature, so no other module has a `cfg`.
+
+use std::sync::Arc;
+
+use tern_config::{Config, TlsEngine};
+
+use crate::tls::reload::BindTlsError;
+
+#[cfg(feature = "openssl-engine")]
+mod engine;
+#[cfg(feature = "openssl-engine")]
+pub(crate) use engine::session;
+
+/// A bind's OpenSSL engine, shared by the workers.
+#[cfg(feature = "openssl-engine")]
+pub type OsslBind = tern_tls::OsslAcceptor;
+
+/// A bind's OpenSSL engine: never built without the `openssl-engine` feature.
+#[cfg(not(feature = "openssl-engine"))]
+#[derive(Debug)]
+pub struct OsslBind(std::convert::Infallible);
+
+/// The OpenSSL engine of every bind with `engine = "openssl"`, `[frontend][bind]`.
+pub type OpensslBinds = Vec<Vec<Option<Arc<OsslBind>>>>;
+
+/// Builds the OpenSSL engine of every bind that uses it, reading its files.
+pub fn openssl_binds(config: &Config) -> Result<OpensslBinds, BindTlsError> {
+    config
+        .frontends
+        .iter()
+        .map(|fe| {
+            fe.binds
+                .iter()
+                .map(|bind| match &bind.tls {
+                    Some(settings) if matches!(settings.engine, TlsEngine::OpenSsl(_)) => {
+                        build(settings).map(Some).map_err(|cause| BindTlsError {
+                            frontend: fe.name.clone(),
+                            address: bind.address,
+                            cause,
+                        })
+                    }
+                    _ => Ok(None),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(feature = "openssl-engine")]
+fn build(settings: &tern_config::TlsSettings) -> Result<Arc<OsslBind>, tern_tls::TlsError> {
+    tern_tls::openssl_acceptor(settings)
+}
+
+#[cfg(not(feature = "openssl-engine"))]
+fn build(_: &tern_config::TlsSettings) -> Result<Arc<OsslBind>, tern_tls::TlsError> {
+    Err(tern_tls::TlsError::OpenSsl(
+        "engine = \"openssl\" needs a tern built with the `openssl-engine` cargo feature \
+         (on in the default build)"
+            .to_owned(),
+    ))
+}
+
+/// Serves a connection accepted on an OpenSSL bind: never called without the feature (no
+/// such bind starts).
+#[cfg(not(feature = "openssl-engine"))]
+pub(crate) async fn session(
+    _: std::rc::Rc<crate::worker::Worker>,
+    _: usize,
+    _: tokio::net::TcpStream,
+    _: crate::listen::proxy_in::Addrs,
+    bind: Arc<OsslBind>,
+    _: Option<Box<crate::access_log::Tracker>>,
+    _: crate::track::Tracking,
+) {
+    match bind.0 {}
+}

@@ -1,0 +1,223 @@
+//! The OpenSSL engine's handshake under the bind's `handshake` timeout, its counting (the
+//! same counters and access-log fields as `tls/handshake.rs`), and its stream.
+//!
+//! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
+//! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
+//! clients, and that optimisation stays with the default engine for now.
+
+use std::io;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use openssl::ssl::{ErrorCode, NameType, SslRef, SslVersion};
+use rustls::{CipherSuite, HandshakeKind, ProtocolVersion};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{timeout_at, Instant};
+use tokio_openssl::SslStream;
+use tracing::debug;
+
+use super::OsslBind;
+use crate::access_log::Tracker;
+use crate::http1::conn;
+use crate::listen::accept::Acceptor;
+use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
+use crate::profiling::{Kind, Profiled};
+use crate::stats::bump;
+use crate::tls::handshake::{HandshakeEnd, Handshakes};
+use crate::tls::stats::{Failure, Negotiated};
+use crate::track::Tracking;
+use crate::worker::Worker;
+
+/// An established client connection on the OpenSSL engine.
+#[derive(Debug)]
+pub(crate) struct OsslStream(SslStream<TcpStream>);
+
+/// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
+/// frontend's protocol (HTTP/1.1, or the TCP relay).
+pub(crate) async fn session(
+    w: Rc<Worker>,
+    frontend: usize,
+    tcp: TcpStream,
+    addrs: Addrs,
+    bind: Arc<OsslBind>,
+    mut log: Option<Box<Tracker>>,
+    track: Tracking,
+) {
+    let handshake = Profiled::new(
+        Kind::TlsHandshake,
+        handshake(w.handshakes(), frontend, tcp, &bind),
+    );
+    let done = tokio::select! {
+        done = Box::pin(handshake) => done,
+        () = w.life().closing_idle() => return,
+    };
+    drop(bind);
+    let stream = match done {
+        Ok(stream) => stream,
+        Err(why) => {
+            if let Some(log) = log.take() {
+                log.handshake_failed(&w.shared, why);
+            }
+            return;
+        }
+    };
+    if let Some(log) = log.as_deref_mut() {
+        let ssl = stream.0.ssl();
+        let cipher = ssl.current_cipher().and_then(|c| c.standard_name());
+        log.handshaken_as(
+            ssl.version_str(),
+            cipher.unwrap_or("-"),
+            ssl.servername(NameType::HOST_NAME).unwrap_or_default(),
+            ssl.session_reused(),
+        );
+    }
+    if w.shared.frontend(frontend).mode == tern_config::ProxyMode::Tcp {
+        let _track = track;
+        Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
+        return;
+    }
+    let proxy = conn::serve(w, frontend, stream, addrs, true, log, track);
+    Box::pin(Profiled::new(Kind::Request, proxy)).await;
+}
+
+/// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls.
+async fn handshake(
+    w: Handshakes<'_>,
+    frontend: usize,
+    tcp: TcpStream,
+    bind: &OsslBind,
+) -> Result<OsslStream, HandshakeEnd> {
+    let accepted = Instant::now();
+    let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
+    let counters = &w.stats.frontends[frontend];
+    let tls = &w.stats.tls[frontend];
+    let peer = tcp.peer_addr().ok();
+    let fail = |failure: Failure| {
+        bump(&counters.tls_failures);
+        tls.failed(failure);
+        Err(HandshakeEnd::Failed(failure))
+    };
+    let Ok(mut stream) = bind.ssl().and_then(|ssl| SslStream::new(ssl, tcp)) else {
+        return fail(Failure::Other);
+    };
+    match timeout_at(deadline, Pin::new(&mut stream).accept()).await {
+        Err(_) => {
+            bump(&counters.tls_timeouts);
+            tls.failed(Failure::Timeout);
+            debug!(?peer, "TLS handshake timed out (OpenSSL engine)");
+            return Err(HandshakeEnd::Failed(Failure::Timeout));
+        }
+        Ok(Err(e)) => {
+            debug!(?peer, error = %e, "TLS handshake failed (OpenSSL engine)");
+            return fail(classify(&e));
+        }
+        Ok(Ok(())) => {}
+    }
+    let ssl = stream.ssl();
+    let kind = if ssl.session_reused() {
+        bump(&counters.tls_resumed);
+        HandshakeKind::Resumed
+    } else {
+        bump(&counters.tls_full);
+        HandshakeKind::Full
+    };
+    tls.completed(&Negotiated {
+        kind: Some(kind),
+        version: version(ssl),
+        suite: suite(ssl),
+        // Neither is exposed by the bindings: counted under "other".
+        group: None,
+        cert: None,
+        latency: accepted.elapsed(),
+    });
+    Ok(OsslStream(stream))
+}
+
+fn version(ssl: &SslRef) -> Option<ProtocolVersion> {
+    let v = ssl.version2()?;
+    Some(if v == SslVersion::TLS1_3 {
+        ProtocolVersion::TLSv1_3
+    } else if v == SslVersion::TLS1_2 {
+        ProtocolVersion::TLSv1_2
+    } else if v == SslVersion::TLS1_1 {
+        ProtocolVersion::TLSv1_1
+    } else {
+        ProtocolVersion::TLSv1_0
+    })
+}
+
+/// The suite by its IANA code point, the rustls type the counters are kept in.
+fn suite(ssl: &SslRef) -> Option<CipherSuite> {
+    let id = ssl.current_cipher()?.protocol_id();
+    Some(CipherSuite::from(u16::from_be_bytes(id)))
+}
+
+/// Sorts an OpenSSL handshake error into the counters' failure reasons, by OpenSSL's reason
+/// strings (the bindings expose no reason codes).
+fn classify(e: &openssl::ssl::Error) -> Failure {
+    if e.code() != ErrorCode::SSL {
+        return Failure::Other;
+    }
+    let reason = e.ssl_error().map(ToString::to_string).unwrap_or_default();
+    let has = |needle: &str| reason.contains(needle);
+    if has("no shared cipher") || has("no suitable") || has("insufficient security") {
+        Failure::NoSharedCipher
+    } else if has("unsupported protocol") || has("version too low") || has("protocol version") {
+        Failure::Version
+    } else if has("unrecognized name") || has("callback failed") {
+        Failure::UnknownSni
+    } else if has("bad certificate") || has("unknown ca") || has("certificate unknown") {
+        Failure::BadCertificate
+    } else if has("http request") || has("wrong version number") || has("record") {
+        Failure::Protocol
+    } else {
+        Failure::Other
+    }
+}
+
+impl AsyncRead for OsslStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for OsslStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+impl ClientStream for OsslStream {
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // close_notify, then the socket's FIN.
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self.0.get_ref())
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.0.ssl().servername(NameType::HOST_NAME)
+    }
+}

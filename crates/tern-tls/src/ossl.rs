@@ -1,0 +1,101 @@
+//! The OpenSSL engine of a bind (`tls.engine = "openssl"`): one `SslContext` per certificate,
+//! built from the bind's settings, the one of the first certificate being the default and the
+//! others chosen by SNI in the servername callback.
+//!
+//! Why a second engine: legacy clients need static RSA, DHE and AES-CBC suites and TLS 1.0 or
+//! 1.1, which rustls does not implement (issue 21). rustls stays the default; this engine is
+//! opt-in per bind and compiled only with the `openssl-engine` feature.
+//!
+//! What each context carries, whatever the configuration says:
+//! - the cipher string is the configured one (or OpenSSL's `DEFAULT`) followed by
+//!   [`CIPHER_EXCLUSIONS`]: no RC4, export, NULL, anonymous, DES/3DES or MD5 suite can be
+//!   negotiated, even from `ALL` (the configuration refuses naming them: tern-config);
+//! - DH parameters for DHE suites: `dh_param_file`, else RFC 7919 ffdhe2048 (never
+//!   OpenSSL's choice by certificate size: a fixed, well-known safe group);
+//! - OpenSSL's security level 0 only on a bind whose `min_version` is below TLS 1.2 (OpenSSL 3
+//!   refuses TLS 1.0/1.1 and their SHA-1 signatures at level 1 and above); every other bind
+//!   keeps the system's level (Debian: 2);
+//! - client-initiated renegotiation off (a CPU cost a client could impose for nothing);
+//! - ALPN from the bind's list (HTTP/1.x only: HTTP/2 is served on rustls binds);
+//! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
+//!   per process) unless `tickets = false`.
+//!
+//! Names come from the same loader as the rustls engine (`certs.rs`: SAN, else CN, plus the
+//! certificate's `names`), so SNI selects the same certificate on both engines.
+
+mod context;
+pub use context::cipher_string;
+mod sni;
+
+use std::sync::Arc;
+
+use openssl::ssl::{Ssl, SslContext};
+use tern_config::model::{OpensslPolicy, TlsEngine, TlsSettings};
+
+use crate::certs;
+use crate::TlsError;
+
+pub use tern_config::model::CIPHER_EXCLUSIONS;
+
+/// A bind's OpenSSL contexts, ready to start handshakes.
+#[derive(Clone)]
+pub struct OsslAcceptor {
+    /// The context of the first certificate: every handshake starts on it, and the SNI
+    /// callback may switch to another certificate's.
+    default: SslContext,
+    /// How many certificates the bind serves.
+    certificates: usize,
+}
+
+impl std::fmt::Debug for OsslAcceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OsslAcceptor")
+            .field("certificates", &self.certificates)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OsslAcceptor {
+    /// The state of one new server connection.
+    pub fn ssl(&self) -> Result<Ssl, openssl::error::ErrorStack> {
+        Ssl::new(&self.default)
+    }
+
+    /// How many certificates the bind serves.
+    pub fn certificates(&self) -> usize {
+        self.certificates
+    }
+}
+
+/// Builds the OpenSSL engine of a bind whose `engine` is `"openssl"` (reading its files); an
+/// error for a rustls bind.
+pub fn openssl_acceptor(settings: &TlsSettings) -> Result<Arc<OsslAcceptor>, TlsError> {
+    let TlsEngine::OpenSsl(policy) = &settings.engine else {
+        return Err(TlsError::OpenSsl(
+            "the bind's engine is not openssl".to_owned(),
+        ));
+    };
+    build(settings, policy).map(Arc::new)
+}
+
+fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor, TlsError> {
+    // The rustls loader checks every file and reads the names; the same sources, in the same
+    // order, are then loaded into OpenSSL.
+    let loaded = certs::load_all(settings)?;
+    let sources = certs::sources(settings)?;
+    let dh = context::dh_params(policy)?;
+    let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
+    let mut builders = sources
+        .iter()
+        .map(|cert| context::build(settings, policy, &dh, cert))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter();
+    let first = builders.next().ok_or(TlsError::NoCertificates)?;
+    let others = builders.map(|b| b.build()).collect();
+    let certificates = names.len();
+    let default = sni::with_selection(settings, first, others, &names);
+    Ok(OsslAcceptor {
+        default,
+        certificates,
+    })
+}
