@@ -342,10 +342,7 @@ fn check_crc32c(header: &[u8], at: usize) -> Result<(), Refused> {
         .get(at..at + 4)
         .ok_or(Refused("v2 CRC32C TLV cut short"))?;
     let sent = u32::from_be_bytes([sent[0], sent[1], sent[2], sent[3]]);
-    let crc = crc32c::crc32c(&header[..at]);
-    let crc = crc32c::crc32c_append(crc, &[0; 4]);
-    let crc = crc32c::crc32c_append(crc, &header[at + 4..]);
-    if crc == sent {
+    if crate::crc::crc32c_of(header, at) == Some(sent) {
         Ok(())
     } else {
         Err(Refused("v2 CRC32C checksum mismatch"))
