@@ -25,7 +25,10 @@
 //! | `request.rs` | the HTTP/1.1 request head as HTTP/2 HEADERS |
 //! | `response.rs` | the HTTP/2 response head as an HTTP/1.1 head, and its body framing |
 //! | `stream.rs` | one exchange as the byte stream the relay uses |
+//! | `fuzz.rs` | one request served in memory, for the `h2_response` fuzz target |
 
+#[doc(hidden)]
+pub mod fuzz;
 mod request;
 mod response;
 mod session;

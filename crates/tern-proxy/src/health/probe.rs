@@ -17,6 +17,8 @@
 //! `addr` of their own): the caller says when, and the probe sends a header saying the
 //! connection is the proxy's own (v2 LOCAL, v1 UNKNOWN) right after the connect.
 
+#[doc(hidden)]
+pub mod fuzz;
 mod h2;
 mod http;
 
