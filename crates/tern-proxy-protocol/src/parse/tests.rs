@@ -261,3 +261,33 @@ fn an_appended_crc32c_is_the_one_the_parser_verifies() {
     let mut long = vec![0u8; 16 + 65_530];
     assert!(!crate::append_crc32c(&mut long));
 }
+
+#[test]
+fn other_tlvs_are_kept_in_order_for_fc_pp_tlv() {
+    let mut body = v4_body();
+    body.extend_from_slice(&[PP2_TYPE_ALPN, 0, 2, b'h', b'2']);
+    body.extend_from_slice(&[0xE1, 0, 3, b'a', b'b', b'c']);
+    body.extend_from_slice(&[PP2_TYPE_NOOP, 0, 2, 0, 0]);
+    body.extend_from_slice(&[0x05, 0, 2, b'i', b'd']);
+    body.extend_from_slice(&[0xE1, 0, 1, b'z']);
+    body.extend_from_slice(&[0xEA, 0, 0]);
+    let h = complete(&v2h(0x21, 0x11, &body));
+    let others: Vec<(u8, &[u8])> = h.tlvs.others.iter().map(|(k, v)| (*k, &v[..])).collect();
+    assert_eq!(
+        others,
+        [
+            (0xE1, &b"abc"[..]),
+            (0x05, b"id"),
+            (0xE1, b"z"),
+            (0xEA, b"")
+        ]
+    );
+    assert_eq!(h.tlvs.value(0xE1), Some(&b"abc"[..]));
+    assert_eq!(h.tlvs.value(0xEA), Some(&b""[..]));
+    assert_eq!(h.tlvs.value(PP2_TYPE_ALPN), Some(&b"h2"[..]));
+    assert_eq!(h.tlvs.value(0xE2), None);
+    assert_eq!(h.tlvs.value(PP2_TYPE_NOOP), None);
+    // None kept: nothing allocated.
+    let plain = complete(&v2h(0x21, 0x11, &v4_body()));
+    assert_eq!(plain.tlvs.others.capacity(), 0);
+}
