@@ -22,6 +22,7 @@ mod counters;
 mod error_pages;
 mod http_rules;
 mod mode;
+mod proxy_v2;
 mod request_log;
 mod rewrite;
 mod tcp_request;
@@ -49,6 +50,7 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
+pub use proxy_v2::ProxyV2;
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
     LOG_VARIABLES,
@@ -608,6 +610,8 @@ pub struct Server {
     /// A PROXY protocol header at the start of every connection (`proxy_protocol`); `None`
     /// sends none.
     pub proxy_protocol: Option<ProxyProtocol>,
+    /// What a v2 header carries beyond addresses and TLS (`proxy_v2_*`); default without v2.
+    pub proxy_v2: ProxyV2,
     /// The HTTP version spoken to the server (`proto`, and `h2` in the TLS `alpn`).
     pub proto: ServerProto,
 }

@@ -86,6 +86,7 @@ fn minimal_config_gets_documented_defaults() {
             tls: None,
             disabled: false,
             proxy_protocol: None,
+            proxy_v2: Default::default(),
             proto: ServerProto::Http1,
         }]
     );

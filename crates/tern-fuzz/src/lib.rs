@@ -20,6 +20,8 @@
 //! | `header_value` | header rule values (HAProxy log-format subset) | accepted values hold no control bytes, only the documented fetches, and print back to the same pieces |
 //! | `log_format` | `log_format` and `unique_id_format` strings (HAProxy log-format) | accepted formats hold no control bytes, only known variables, flags and fetches, samples numbered in order, and print back to the same pieces |
 //! | `http2_frames` | tern's HTTP/2 connection in memory (`tern_proxy::http2_fuzz`): its frame-header reader, the `h2` crate with tern's settings, each request's translation into an HTTP/1.1 head | no panic; the connection ends with the input; each translated head is one whole head to tern-h1 with the stream's method and path |
+//! | `health_reply` | a server's reply to an HTTP health check, read by the check's code (`tern_proxy::health_fuzz`): tern-h1 over HTTP/1.1, the `h2` crate as client over HTTP/2 | no panic; the check ends with the reply; an HTTP check's verdict (`L7*`, `SOCKERR`), passing only as `L7OK` with a status `expect_status` allows and the needle's bytes; over HTTP/1.1 the same verdict however the reply is cut |
+//! | `h2_response` | an HTTP/2 server's response to tern (`tern_proxy::h2_upstream_fuzz`): the `h2` client with tern's settings, HEADERS into an HTTP/1.1 head, DATA and trailers as the relay reads them | no panic; one whole response head with the server's status (or refused as too large); the body takes up exactly the bytes after it and ends when the stream did |
 //! | `proxy_header` | [`tern_proxy_protocol::parse`] (PROXY v1/v2 received) | a complete header ends inside the input and the bound and does not depend on what follows; prefixes are `Partial`; a refusal stays one |
 //!
 //! Selector bytes: most targets take their first byte as a set of switches (small or default
@@ -33,8 +35,11 @@ pub mod client_hello;
 pub mod config;
 pub mod differential;
 pub mod h1;
+pub mod h2_response;
+pub mod health;
 pub mod http2;
 pub mod log_format;
+mod peer;
 pub mod proxy_header;
 pub mod rewrite;
 mod rfc;
@@ -57,6 +62,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("client_hello", client_hello::client_hello),
     ("proxy_header", proxy_header::proxy_header),
     ("http2_frames", http2::http2_frames),
+    ("health_reply", health::health_reply),
+    ("h2_response", h2_response::h2_response),
 ];
 
 /// The check of the target named `name`.

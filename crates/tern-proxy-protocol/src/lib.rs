@@ -5,22 +5,25 @@
 //! with `accept_proxy`, so its parser is fuzzed (`fuzz/`, checks in tern-fuzz) and tested apart
 //! from the data path, with one dependency only (`crc32c`, for the checksum TLV a v2 header may
 //! carry; as tern-h1 is for HTTP/1.1 heads). The TLV type numbers are public: tern-proxy writes
-//! the same TLVs in the headers it sends. The
+//! the same TLVs in the headers it sends, and [`append_crc32c`] seals them with the checksum
+//! [`parse`] verifies (one function computes it for both). The
 //! socket side (peek, exact reads, the timeout) is tern-proxy's `listen/proxy_in.rs`; the
 //! header tern *sends* to servers is written by tern-proxy's `exchange/proxy_header.rs`, with
 //! the same [`Origin`].
 
 #![forbid(unsafe_code)]
 
+mod crc;
 mod parse;
 
 use std::net::SocketAddr;
 
+pub use crc::{append_crc32c, crc32c_of};
 pub use parse::{
     parse, Header, Parsed, Refused, Ssl, Tlvs, MAX_HEADER, MAX_V2_BODY, PP2_CLIENT_CERT_CONN,
     PP2_CLIENT_CERT_SESS, PP2_CLIENT_SSL, PP2_SUBTYPE_SSL_CIPHER, PP2_SUBTYPE_SSL_CN,
-    PP2_SUBTYPE_SSL_VERSION, PP2_TYPE_ALPN, PP2_TYPE_AUTHORITY, PP2_TYPE_CRC32C, PP2_TYPE_SSL,
-    V1_MAX,
+    PP2_SUBTYPE_SSL_VERSION, PP2_TYPE_ALPN, PP2_TYPE_AUTHORITY, PP2_TYPE_CRC32C, PP2_TYPE_NOOP,
+    PP2_TYPE_SSL, V1_MAX,
 };
 
 /// What a PROXY header says about the connection.

@@ -35,6 +35,7 @@ pub const MAX_HEADER: usize = 16 + MAX_V2_BODY;
 pub const PP2_TYPE_ALPN: u8 = 0x01;
 pub const PP2_TYPE_AUTHORITY: u8 = 0x02;
 pub const PP2_TYPE_CRC32C: u8 = 0x03;
+pub const PP2_TYPE_NOOP: u8 = 0x04;
 pub const PP2_TYPE_SSL: u8 = 0x20;
 /// Sub-TLVs of `PP2_TYPE_SSL` (2.2.5).
 pub const PP2_SUBTYPE_SSL_VERSION: u8 = 0x21;
@@ -71,9 +72,27 @@ pub struct Tlvs {
     /// `PP2_TYPE_CRC32C` was present, and the header's checksum matched it (a mismatch is
     /// refused).
     pub crc32c: bool,
+    /// The other TLVs (custom ones such as `0xE0`-`0xEF`, `PP2_TYPE_UNIQUE_ID`, ...), in
+    /// order, for HAProxy's `fc_pp_tlv(<id>)`: type and value. Bounded by the header's
+    /// [`MAX_V2_BODY`]; no allocation when there are none.
+    pub others: Vec<(u8, Vec<u8>)>,
 }
 
 impl Tlvs {
+    /// The value of the first TLV of type `kind` (HAProxy's `fc_pp_tlv(<id>)`): ALPN and
+    /// authority from their fields, any other type but SSL and CRC32C from [`Tlvs::others`].
+    pub fn value(&self, kind: u8) -> Option<&[u8]> {
+        match kind {
+            PP2_TYPE_ALPN => self.alpn.as_deref(),
+            PP2_TYPE_AUTHORITY => self.authority.as_deref(),
+            _ => self
+                .others
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, v)| v.as_slice()),
+        }
+    }
+
     /// `PP2_TYPE_SSL` with `PP2_CLIENT_SSL`: the client spoke TLS to the sender.
     pub fn client_ssl(&self) -> bool {
         self.ssl
@@ -306,7 +325,10 @@ fn tlvs(mut rest: &[u8]) -> Result<Tlvs, Refused> {
             PP2_TYPE_CRC32C if value.len() != 4 => {
                 return Err(Refused("v2 CRC32C TLV not 4 bytes long"))
             }
-            _ => {}
+            PP2_TYPE_CRC32C => {}
+            // 2.2.7: NOOP, padding only.
+            PP2_TYPE_NOOP => {}
+            _ => kept.others.push((kind, value.to_vec())),
         }
         rest = next;
     }
@@ -342,10 +364,7 @@ fn check_crc32c(header: &[u8], at: usize) -> Result<(), Refused> {
         .get(at..at + 4)
         .ok_or(Refused("v2 CRC32C TLV cut short"))?;
     let sent = u32::from_be_bytes([sent[0], sent[1], sent[2], sent[3]]);
-    let crc = crc32c::crc32c(&header[..at]);
-    let crc = crc32c::crc32c_append(crc, &[0; 4]);
-    let crc = crc32c::crc32c_append(crc, &header[at + 4..]);
-    if crc == sent {
+    if crate::crc::crc32c_of(header, at) == Some(sent) {
         Ok(())
     } else {
         Err(Refused("v2 CRC32C checksum mismatch"))

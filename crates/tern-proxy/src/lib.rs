@@ -59,10 +59,16 @@ pub mod tls;
 mod worker;
 
 pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
+/// A request to an HTTP/2 server served in memory, for the fuzz targets only.
+#[doc(hidden)]
+pub use exchange::h2::fuzz as h2_upstream_fuzz;
 pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
 pub use generation::operate::OperateError;
 pub use generation::start::{servers_tls, start, start_with, ServerTlsError, Snapshot, StartError};
 pub use generation::{BoundBind, ProxyHandle};
+/// The HTTP part of a health check on any byte stream, for the fuzz targets only.
+#[doc(hidden)]
+pub use health::probe::fuzz as health_fuzz;
 /// One HTTP/2 connection served in memory, for the fuzz targets (crates/tern-fuzz) only.
 #[doc(hidden)]
 pub use http2::fuzz as http2_fuzz;

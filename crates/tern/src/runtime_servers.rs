@@ -62,6 +62,7 @@ pub fn with_added(
         // As in HAProxy, and as the reply says: traffic only after `enable server`.
         disabled: true,
         proxy_protocol: model.and_then(|m| m.proxy_protocol),
+        proxy_v2: model.map(|m| m.proxy_v2.clone()).unwrap_or_default(),
         proto: model.map(|m| m.proto).unwrap_or_default(),
     });
     if let Some(cookie) = be.cookie.as_mut() {

@@ -437,3 +437,53 @@ fn devices_and_fifos_are_refused_not_read() {
         );
     }
 }
+
+#[test]
+fn an_http_fetch_in_a_tcp_frontends_conditions_is_named_with_why() {
+    let dir = temp_dir("check-tcp-http-fetch");
+    // In TOML: the use_backend rule and the tcp_request rule each name their fetch as written.
+    let toml = "[[frontend]]\nname = \"f\"\nmode = \"tcp\"\nbind = [\"127.0.0.1:0\"]\n\
+                default_backend = \"b\"\n\
+                use_backend = [{ backend = \"b\", if = \"{ hdr(Host) -i example.com }\" }]\n\
+                tcp_request.content = [{ action = \"reject\", if = \"{ path_beg /admin }\" }]\n\n\
+                [[backend]]\nname = \"b\"\nmode = \"tcp\"\n\
+                servers = [{ name = \"s\", address = \"127.0.0.1:9\" }]\n";
+    let path = write_config(&dir, toml);
+    let out = check(&path);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let why = "use connection facts only (src, dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, \
+               req.ssl_hello_type)";
+    assert_eq!(
+        lines(&out.stderr),
+        vec![
+            format!(
+                "{path}:{}: frontend[0].use_backend[0]: `hdr(host)` is an HTTP fetch: it reads \
+                 the request, and a frontend with mode = \"tcp\" parses none; {why}",
+                line_of(toml, "hdr(Host)")
+            ),
+            format!(
+                "{path}:{}: frontend[0].tcp_request.content[0]: `path` is an HTTP fetch: it \
+                 reads the request, and a tcp_request rule parses none; {why}",
+                line_of(toml, "path_beg")
+            ),
+        ]
+    );
+    // The same from a haproxy.cfg: the line of the `use_backend` keyword.
+    let cfg = "defaults\n  mode tcp\n  timeout client 10s\n  timeout server 10s\n\
+               \x20 timeout connect 2s\n\nfrontend f\n  bind 127.0.0.1:0\n\
+               \x20 use_backend b if { hdr(host) -i example.com }\n  default_backend b\n\n\
+               backend b\n  server s 127.0.0.1:9\n";
+    let cfg_path = dir.join("haproxy.cfg");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let out = check(cfg_path.to_str().unwrap());
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let expected = format!(
+        "{}:9: frontend f: use_backend[0]: `hdr(host)` is an HTTP fetch",
+        cfg_path.display()
+    );
+    assert!(
+        lines(&out.stderr).iter().any(|l| l.starts_with(&expected)),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("Header("), "{out:?}");
+}

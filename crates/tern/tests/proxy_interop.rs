@@ -4,7 +4,7 @@
 //! with the TLVs of the TLS it terminated, into HAProxy 2.6 (`accept-proxy`, read back from its
 //! log and from the headers it forwards) and into `tern term --accept-proxy`, whose decoder of
 //! TLVs is independent of tern's; HAProxy's CRC32C TLV verified by tern, and a wrong one
-//! refused and counted. Each program is started on loopback ports by the test and killed by its
+//! refused and counted; tern's own CRC32C (`proxy_v2_crc32c`) verified by HAProxy. Each program is started on loopback ports by the test and killed by its
 //! PID; a test whose program is not installed says so and passes.
 
 #![allow(clippy::unwrap_used)]
@@ -260,6 +260,67 @@ fn tern_sends_proxy_v2_into_haproxy_which_reads_the_client_and_the_authority() {
     let log = haproxy.wait_log("tcpin src=", WAIT);
     assert!(
         log.contains("tcpin src=127.0.0.3 authority=localhost bytes="),
+        "{log}"
+    );
+    let c = tern.stop();
+    assert_eq!(c.get("frontend raw", "tcp_sessions"), 1);
+}
+
+#[test]
+fn tern_seals_its_proxy_v2_headers_with_a_crc32c_that_haproxy_verifies() {
+    if skip_without(&["haproxy", "curl"]) {
+        return;
+    }
+    let dir = temp_dir("interop-crc-out");
+    let cert = write_cert(&dir, "c", tern_tls::KeyKind::EcdsaP256);
+    let term = Term::start("t");
+    let (tcp_in, http_in) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n  log stdout format raw local0\n\
+         defaults\n  log global\n  timeout client 10s\n  timeout server 10s\n  timeout connect 2s\n\
+         listen tcpin\n  mode tcp\n  bind 127.0.0.1:{tcp_in} accept-proxy\n\
+         \x20 log-format \"tcpin src=%ci authority=%[fc_pp_authority]\"\n  server t {}\n\
+         listen httpin\n  mode http\n  bind 127.0.0.1:{http_in} accept-proxy\n  option forwardfor\n\
+         \x20 server t {}\n",
+        term.addr, term.addr
+    );
+    let haproxy = Other::haproxy(&dir, &cfg, &[tcp_in, http_in]);
+    // HAProxy does verify the checksum: a wrong one closes the connection unanswered.
+    let mut bad = b"\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x13".to_vec();
+    bad.extend_from_slice(&[192, 0, 2, 7, 127, 0, 0, 1, 0x10, 0x00, 0x00, 0x50]);
+    bad.extend_from_slice(&[0x03, 0x00, 0x04, 0xde, 0xad, 0xbe, 0xef]);
+    bad.extend_from_slice(b"GET /?h=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut s = TcpStream::connect(("127.0.0.1", http_in)).unwrap();
+    s.write_all(&bad).unwrap();
+    let got = read_until_closed(&mut s, WAIT);
+    assert!(got.bytes.is_empty(), "HAProxy answered {:?}", got.text());
+
+    let crc = ", proxy_protocol = \"v2\", proxy_v2_crc32c = true";
+    let toml = format!(
+        "{}{}{}{}",
+        tls_frontend("web", "http", &cert, "hap_http"),
+        tls_frontend("raw", "tcp", &cert, "hap_tcp"),
+        backend("hap_http", "http", &format!("127.0.0.1:{http_in}"), crc),
+        backend("hap_tcp", "tcp", &format!("127.0.0.1:{tcp_in}"), crc),
+    );
+    let tern = Tern::run_in(dir, &toml);
+    let (web, raw) = (tern.bind_of("web").port(), tern.bind_of("raw").port());
+    // HTTP mode: HAProxy took tern's sealed header, TLS TLVs and all, and the client in it.
+    let got = curl(
+        &format!("https://localhost:{web}/?h=1"),
+        &["--resolve", &resolve(web)],
+    );
+    assert!(got.starts_with("http/2 200"), "{got}");
+    assert!(got.contains("x-forwarded-for: 127.0.0.3"), "{got}");
+    // TCP mode: the same, read from HAProxy's log line of the session.
+    let got = curl(
+        &format!("https://localhost:{raw}/?h=1"),
+        &["--http1.1", "--resolve", &resolve(raw)],
+    );
+    assert!(got.starts_with("http/1.1 200"), "{got}");
+    let log = haproxy.wait_log("tcpin src=127.0.0.3", WAIT);
+    assert!(
+        log.contains("tcpin src=127.0.0.3 authority=localhost"),
         "{log}"
     );
     let c = tern.stop();

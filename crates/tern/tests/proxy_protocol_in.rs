@@ -429,3 +429,38 @@ fn accept_proxy_from_requires_the_header_from_listed_sources_only() {
     // The two served; the bad request line is not a request.
     assert_eq!(c.get("frontend web", "requests"), 2);
 }
+
+#[test]
+fn custom_tlvs_in_a_crafted_v2_header_are_read_and_kept() {
+    let app = Term::start("app");
+    let toml = format!(
+        "[[frontend]]\nname = \"web\"\nbind = [{}]\ndefault_backend = \"app\"\n\n\
+         [[backend]]\nname = \"app\"\nservers = [{{ name = \"a\", address = \"{}\" }}]\n",
+        bind(""),
+        app.addr
+    );
+    let tern = Tern::run_with(temp_dir("pp-custom-tlvs"), &toml, &["--log-level", "debug"]);
+    // IPv4 addresses, then custom TLVs 0xE1 and 0xEA and a NOOP.
+    let mut body = vec![198, 51, 100, 9, 127, 0, 0, 1, 0x9c, 0x40, 0x1f, 0x90];
+    body.extend_from_slice(&[0xE1, 0, 5]);
+    body.extend_from_slice(b"acme1");
+    body.extend_from_slice(&[0xEA, 0, 2, 0x01, 0x02, 0x04, 0, 1, 0]);
+    let mut header = b"\r\n\r\n\0\r\nQUIT\n\x21\x11".to_vec();
+    header.extend_from_slice(&u16::try_from(body.len()).unwrap().to_be_bytes());
+    header.extend_from_slice(&body);
+    header.extend_from_slice(DUMP);
+    let got = exchange(tern.addr(), &header);
+    assert_eq!(got.status(), Some(200), "{}", got.text());
+    assert_eq!(
+        dumped(&got, "x-forwarded-for").as_deref(),
+        Some("198.51.100.9")
+    );
+    let log = tern.proc.stderr_text();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("PROXY header received") && l.contains("other_tlvs=[225, 234]")),
+        "{log}"
+    );
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "proxy_errors"), 0);
+}

@@ -70,6 +70,18 @@ pub(crate) fn server(
         p.disabled.filter(|d| *d).map(|_| "true".to_owned()),
     );
     t.set_opt("proxy_protocol", p.proxy_protocol.map(string));
+    match (p.proxy_v2_crc32c, p.proxy_protocol) {
+        (Some(_), Some("v2")) => {
+            t.set("proxy_v2_crc32c", "true".into());
+        }
+        (Some(at), _) => diag.no_effect(
+            at,
+            context,
+            "proxy-v2-options",
+            "the server sends no PROXY v2 header (send-proxy-v2)",
+        ),
+        (None, _) => {}
+    }
     t.set_opt("proto", p.proto.as_deref().map(string));
     if p.check == Some(true) {
         t.set(

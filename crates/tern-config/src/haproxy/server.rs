@@ -197,6 +197,7 @@ const VALUED: &[&str] = &[
     "id",
     "npn",
     "resolve-prefer",
+    "proxy-v2-options",
 ];
 
 /// Applies an option that takes one argument; `None` when `option` is not one.
@@ -283,6 +284,7 @@ fn valued(
             ),
         },
         "init-addr" => init_addr(arg, line, cx),
+        "proxy-v2-options" => proxy_v2_options(arg, s, line, cx),
         "id" => cx.no_effect(line, option, "it only labels the server in HAProxy's stats"),
         "npn" => cx.no_effect(line, option, "tern does not negotiate NPN"),
         "resolve-prefer" => cx.no_effect(
@@ -315,6 +317,23 @@ fn sni(expr: &str, s: &mut ServerParams, line: usize, cx: &mut Cx<'_>) {
             &format!("sni {expr}"),
             "tern sends a fixed name (str(NAME)) or the request's Host (req.hdr(host))",
         );
+    }
+}
+
+/// `proxy-v2-options LIST`: `crc32c` is tern's `proxy_v2_crc32c`; the TLVs of the client's
+/// TLS are what tern sends whenever it terminated that TLS; the rest is not sent yet.
+fn proxy_v2_options(list: &str, s: &mut ServerParams, line: usize, cx: &mut Cx<'_>) {
+    for option in list.split(',') {
+        match option {
+            "crc32c" => s.proxy_v2_crc32c = Some(line),
+            // Sent by tern whenever it terminated the client's TLS.
+            "ssl" | "ssl-cipher" | "authority" => {}
+            other => cx.unsupported_because(
+                line,
+                &format!("proxy-v2-options {other}"),
+                "tern's PROXY v2 headers carry crc32c and the TLVs of ssl, ssl-cipher and authority",
+            ),
+        }
     }
 }
 

@@ -133,6 +133,8 @@ pub(crate) struct ServerParams {
     pub crt: Option<String>,
     pub ssl_reuse: Option<bool>,
     pub proxy_protocol: Option<&'static str>,
+    /// `proxy-v2-options crc32c`, with the line that set it.
+    pub proxy_v2_crc32c: Option<usize>,
     /// `proto h1|h2`: the HTTP version spoken to the server.
     pub proto: Option<String>,
     pub observe: Option<String>,

@@ -15,6 +15,7 @@ use std::net::IpAddr;
 use super::counters::CounterFetch;
 
 mod matching;
+mod names;
 
 pub use matching::{IntRange, IpNet, Matcher, Regex, TextMatch};
 

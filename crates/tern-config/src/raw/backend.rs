@@ -150,6 +150,8 @@ pub(crate) struct RawServer {
     pub disabled: Option<bool>,
     /// `"v1"` or `"v2"`: a PROXY protocol header opens every connection (HAProxy `send-proxy`).
     pub proxy_protocol: Option<String>,
+    /// A CRC32C TLV in each v2 header (HAProxy `proxy-v2-options crc32c`).
+    pub proxy_v2_crc32c: Option<bool>,
     /// `"h1"` (the default) or `"h2"` (HAProxy `proto h2`).
     pub proto: Option<String>,
 }

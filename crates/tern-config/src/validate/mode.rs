@@ -160,11 +160,7 @@ impl Checker<'_> {
                 let at = path.key("use_backend").index(j);
                 self.issue(
                     &at,
-                    format!(
-                        "the condition reads {fetch:?} of an HTTP request, and a frontend with \
-                         mode = \"tcp\" reads none: use connection facts (src, dst_port, \
-                         ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type)"
-                    ),
+                    not_in_tcp_mode(fetch, "a frontend with mode = \"tcp\""),
                 );
             }
         }
@@ -200,6 +196,29 @@ pub(super) fn connection_fetch(fetch: &Fetch) -> bool {
             | Fetch::Sni
             | Fetch::HelloType
             | Fetch::Constant(_)
+    )
+}
+
+/// Why `fetch` cannot be read by `who` (TCP-mode routing, tcp_request rules): an HTTP fetch
+/// (no request is parsed there), or another one that is not known there.
+pub(super) fn not_in_tcp_mode(fetch: &Fetch, who: &str) -> String {
+    let why = match fetch {
+        Fetch::Method
+        | Fetch::Url
+        | Fetch::Path
+        | Fetch::Query
+        | Fetch::Header(_)
+        | Fetch::Version
+        | Fetch::HttpAuth(_)
+        | Fetch::HttpAuthGroup(_)
+        | Fetch::UniqueId => {
+            format!("`{fetch}` is an HTTP fetch: it reads the request, and {who} parses none")
+        }
+        _ => format!("`{fetch}` is not known to {who}"),
+    };
+    format!(
+        "{why}; use connection facts only (src, dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, \
+         req.ssl_hello_type)"
     )
 }
 

@@ -6,7 +6,7 @@
 //! false (HAProxy warns about this case), so it is an error here.
 
 use super::condition::Acls;
-use super::mode::connection_fetch;
+use super::mode::{connection_fetch, not_in_tcp_mode};
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{
@@ -110,7 +110,9 @@ impl Checker<'_> {
             self.issue(
                 at,
                 format!(
-                    "{fetch:?} is not known when a connection is accepted: tcp_request.connection                      rules see its addresses only (src, dst_port) and the counters"
+                    "`{fetch}` is not known when a connection is accepted: \
+                     tcp_request.connection rules see its addresses only (src, dst_port) and \
+                     the counters"
                 ),
             );
         }
@@ -133,13 +135,7 @@ impl Checker<'_> {
         };
         let condition = self.rule_condition(acls, raw.if_.as_deref(), raw.unless.as_deref(), at);
         if let Some(fetch) = condition.fetches().find(|f| !connection_fetch(f)) {
-            self.issue(
-                at,
-                format!(
-                    "the condition reads {fetch:?} of an HTTP request, and tcp_request rules \
-                     see only the connection and its ClientHello"
-                ),
-            );
+            self.issue(at, not_in_tcp_mode(fetch, "a tcp_request rule"));
         }
         TcpRule { accept, condition }
     }

@@ -59,3 +59,20 @@ fn only_versions_1_and_2_exist() {
         "",
     );
 }
+
+#[test]
+fn a_crc32c_is_sent_only_in_v2_headers() {
+    let config = parse_ok(&with_server_keys(
+        "proxy_protocol = \"v2\", proxy_v2_crc32c = true",
+    ));
+    assert!(config.backends[0].servers[0].proxy_v2.crc32c);
+    assert!(!parse_ok(MINIMAL).backends[0].servers[0].proxy_v2.crc32c);
+    for without in ["proxy_protocol = \"v1\", ", ""] {
+        assert_error(
+            &with_server_keys(&format!("{without}proxy_v2_crc32c = true")),
+            8,
+            "backend[0].servers[0].proxy_v2_crc32c",
+            "needs `proxy_protocol = \"v2\"`",
+        );
+    }
+}

@@ -232,3 +232,62 @@ fn v2_crc32c_checked() {
         "v2 CRC32C TLV not 4 bytes long"
     );
 }
+
+#[test]
+fn an_appended_crc32c_is_the_one_the_parser_verifies() {
+    // The checksum `append_crc32c` writes is computed independently here, from the bytes.
+    let mut header = v2h(0x21, 0x11, &v4_body());
+    header.extend_from_slice(&[PP2_TYPE_ALPN, 0, 2, b'h', b'2']);
+    header[14..16].copy_from_slice(&17u16.to_be_bytes());
+    assert!(crate::append_crc32c(&mut header));
+    assert_eq!(u16::from_be_bytes([header[14], header[15]]), 24);
+    assert_eq!(header.len(), 16 + 24);
+    let at = header.len() - 4;
+    assert_eq!(header[at - 3..at], [PP2_TYPE_CRC32C, 0, 4]);
+    let mut zeroed = header.clone();
+    zeroed[at..].fill(0);
+    assert_eq!(header[at..], crc32c::crc32c(&zeroed).to_be_bytes());
+    let h = complete(&header);
+    assert!(h.tlvs.crc32c);
+    assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
+    // A LOCAL header without addresses takes one too.
+    let mut local = v2h(0x20, 0x00, &[]);
+    assert!(crate::append_crc32c(&mut local));
+    assert_eq!(complete(&local).len, 16 + 7);
+    // Not a v2 header, or one that would outgrow its length field: left alone.
+    let mut short = vec![0u8; 10];
+    assert!(!crate::append_crc32c(&mut short));
+    assert_eq!(short.len(), 10);
+    let mut long = vec![0u8; 16 + 65_530];
+    assert!(!crate::append_crc32c(&mut long));
+}
+
+#[test]
+fn other_tlvs_are_kept_in_order_for_fc_pp_tlv() {
+    let mut body = v4_body();
+    body.extend_from_slice(&[PP2_TYPE_ALPN, 0, 2, b'h', b'2']);
+    body.extend_from_slice(&[0xE1, 0, 3, b'a', b'b', b'c']);
+    body.extend_from_slice(&[PP2_TYPE_NOOP, 0, 2, 0, 0]);
+    body.extend_from_slice(&[0x05, 0, 2, b'i', b'd']);
+    body.extend_from_slice(&[0xE1, 0, 1, b'z']);
+    body.extend_from_slice(&[0xEA, 0, 0]);
+    let h = complete(&v2h(0x21, 0x11, &body));
+    let others: Vec<(u8, &[u8])> = h.tlvs.others.iter().map(|(k, v)| (*k, &v[..])).collect();
+    assert_eq!(
+        others,
+        [
+            (0xE1, &b"abc"[..]),
+            (0x05, b"id"),
+            (0xE1, b"z"),
+            (0xEA, b"")
+        ]
+    );
+    assert_eq!(h.tlvs.value(0xE1), Some(&b"abc"[..]));
+    assert_eq!(h.tlvs.value(0xEA), Some(&b""[..]));
+    assert_eq!(h.tlvs.value(PP2_TYPE_ALPN), Some(&b"h2"[..]));
+    assert_eq!(h.tlvs.value(0xE2), None);
+    assert_eq!(h.tlvs.value(PP2_TYPE_NOOP), None);
+    // None kept: nothing allocated.
+    let plain = complete(&v2h(0x21, 0x11, &v4_body()));
+    assert_eq!(plain.tlvs.others.capacity(), 0);
+}

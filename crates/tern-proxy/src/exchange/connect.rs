@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 
-use tern_config::{ProxyProtocol, ServerProto};
+use tern_config::{Server, ServerProto};
 
 use crate::exchange::h2::{Target, UpstreamStream};
 use crate::exchange::proxy_header::{Origin, Proxied};
@@ -152,18 +152,20 @@ fn stream_of(stream: UpstreamStream) -> ServerStream {
     ServerStream::H2(Box::new(stream))
 }
 
-/// The PROXY header of `version` for a server connection carrying the client connection `io`
-/// (whose addresses are `addrs`): the addresses, and the client's TLS when tern terminated it.
-pub(crate) fn proxied<S: ClientStream>(
-    io: &S,
+/// The PROXY header `server` gets (none without `proxy_protocol`) for a server connection
+/// carrying the client connection `io` (whose addresses are `addrs`): the addresses, the
+/// client's TLS when tern terminated it, and the server's v2 options.
+pub(crate) fn proxied<'a, S: ClientStream>(
+    io: &'a S,
     addrs: Addrs,
-    version: ProxyProtocol,
-) -> Proxied<'_> {
-    Proxied {
-        version,
+    server: &Server,
+) -> Option<Proxied<'a>> {
+    Some(Proxied {
+        version: server.proxy_protocol?,
         origin: origin(io, addrs),
         tls: io.client_tls(),
-    }
+        crc32c: server.proxy_v2.crc32c,
+    })
 }
 
 /// The client connection's addresses (`addrs`, the local one read from `io` unless a PROXY

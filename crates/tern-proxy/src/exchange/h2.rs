@@ -26,7 +26,10 @@
 //! | `response.rs` | the HTTP/2 response head as an HTTP/1.1 head, and its body framing |
 //! | `stream.rs` | one exchange as the byte stream the relay uses |
 //! | `upgrade.rs` | an upgrade request (WebSocket) as an extended CONNECT (RFC 8441), its 2xx as a `101` |
+//! | `fuzz.rs` | one request served in memory, for the `h2_response` fuzz target |
 
+#[doc(hidden)]
+pub mod fuzz;
 mod request;
 mod response;
 mod session;

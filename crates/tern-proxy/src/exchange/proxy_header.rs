@@ -25,14 +25,18 @@
 //! `PP2_SUBTYPE_SSL_VERSION` and `PP2_SUBTYPE_SSL_CIPHER` sub-TLVs (OpenSSL's names, as hitch
 //! and HAProxy write them). The verify result is 0 only when a certificate was presented and
 //! verified, 1 otherwise, as the spec says (HAProxy and hitch send 0 also when no certificate
-//! came; a server should read the flags first, as the spec tells it to). No CRC32C TLV is sent
-//! (HAProxy sends one only with `proxy-v2-options crc32c`): a loopback or TLS-protected hop has
-//! its own checksums.
+//! came; a server should read the flags first, as the spec tells it to).
+//!
+//! A server with `proxy_v2_crc32c` (HAProxy's `proxy-v2-options crc32c`) gets a
+//! `PP2_TYPE_CRC32C` TLV last in every v2 header, checks' LOCAL headers included as in HAProxy:
+//! the CRC32c of the whole header with the TLV's value zeroed (2.2.2), computed by
+//! tern-proxy-protocol's `append_crc32c`, the same code that verifies received ones. Off by
+//! default: a loopback or TLS-protected hop has its own checksums.
 
 use std::io::Write;
 use std::net::IpAddr;
 
-use tern_config::ProxyProtocol;
+use tern_config::{ProxyProtocol, Server};
 
 /// The v2 signature.
 const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
@@ -61,6 +65,8 @@ pub(crate) struct Proxied<'a> {
     pub version: ProxyProtocol,
     pub origin: Origin,
     pub tls: Option<ClientTls<'a>>,
+    /// v2 only: a `PP2_TYPE_CRC32C` TLV seals the header (`proxy_v2_crc32c`).
+    pub crc32c: bool,
 }
 
 impl Proxied<'_> {
@@ -68,17 +74,37 @@ impl Proxied<'_> {
     pub(crate) fn header(&self) -> Vec<u8> {
         match self.version {
             ProxyProtocol::V1 => v1(self.origin),
-            ProxyProtocol::V2 => v2(self.origin, self.tls.as_ref()),
+            ProxyProtocol::V2 => {
+                let mut out = v2(self.origin, self.tls.as_ref());
+                if self.crc32c {
+                    // A v2 header of at most a few hundred bytes: it always takes the TLV.
+                    tern_proxy_protocol::append_crc32c(&mut out);
+                }
+                out
+            }
         }
+    }
+
+    /// The header of a health check of `server` (a connection of tern's own), when it has
+    /// `proxy_protocol`.
+    pub(crate) fn local(server: &Server) -> Option<Proxied<'static>> {
+        Some(Proxied {
+            version: server.proxy_protocol?,
+            origin: Origin::Local,
+            tls: None,
+            crc32c: server.proxy_v2.crc32c,
+        })
     }
 }
 
 /// The header of `version` for `origin`, without TLVs.
+#[cfg(test)]
 pub(crate) fn header(version: ProxyProtocol, origin: Origin) -> Vec<u8> {
     Proxied {
         version,
         origin,
         tls: None,
+        crc32c: false,
     }
     .header()
 }

@@ -17,6 +17,8 @@
 //! `addr` of their own): the caller says when, and the probe sends a header saying the
 //! connection is the proxy's own (v2 LOCAL, v1 UNKNOWN) right after the connect.
 
+#[doc(hidden)]
+pub mod fuzz;
 mod h2;
 mod http;
 
@@ -28,14 +30,14 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
-use tern_config::{Check, CheckKind, ProxyProtocol};
+use tern_config::{Check, CheckKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use crate::exchange::proxy_header::{self, Origin};
+use crate::exchange::proxy_header::Proxied;
 
 /// What a check found, by layer, as HAProxy names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -148,7 +150,7 @@ impl Finding {
 pub(crate) async fn probe(
     check: &Check,
     tls: &Arc<ClientConfig>,
-    proxy: Option<ProxyProtocol>,
+    proxy: Option<Proxied<'static>>,
 ) -> CheckResult {
     let start = Instant::now();
     let deadline = start + check.timeout;
@@ -172,7 +174,7 @@ pub(crate) async fn probe(
 async fn run(
     check: &Check,
     tls: &Arc<ClientConfig>,
-    proxy: Option<ProxyProtocol>,
+    proxy: Option<Proxied<'static>>,
     deadline: Instant,
 ) -> Result<Finding, Finding> {
     let limit = check.timeout;
@@ -181,8 +183,8 @@ async fn run(
         Ok(Err(e)) => return Err(Finding::new(CheckCode::L4Con, io_text(&e))),
         Ok(Ok(tcp)) => tcp,
     };
-    if let Some(version) = proxy {
-        let header = proxy_header::header(version, Origin::Local);
+    if let Some(proxied) = proxy {
+        let header = proxied.header();
         match timeout_at(deadline, tcp.write_all(&header)).await {
             Err(_) => return Err(timed_out(CheckCode::L4Tout, "PROXY header", limit)),
             Ok(Err(e)) => {

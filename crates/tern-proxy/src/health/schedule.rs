@@ -20,12 +20,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tern_balance::{slow_start_step, slow_start_weight, spread, Health, HealthSettings, InitState};
-use tern_config::{Check, Config, OnError as ConfigOnError, ProxyProtocol};
+use tern_config::{Check, Config, OnError as ConfigOnError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::probe::probe;
+use crate::exchange::proxy_header::Proxied;
 use crate::exchange::servers::{BackendState, ServerState};
 use crate::profiling::{Kind, Profiled};
 use crate::stats::{bump, AdminState, ServerCounters, WorkerStats};
@@ -84,9 +85,10 @@ struct Job {
     tls: Option<Arc<rustls::ClientConfig>>,
     /// The server's configured address (its check follows a runtime address change).
     server_address: std::net::SocketAddr,
-    /// The server's `proxy_protocol`, when its checks go to its traffic address (HAProxy sends
-    /// `send-proxy` on checks unless they have a `port` or `addr` of their own).
-    proxy: Option<ProxyProtocol>,
+    /// The PROXY header of the server's `proxy_protocol`, when its checks go to its traffic
+    /// address (HAProxy sends `send-proxy` on checks unless they have a `port` or `addr` of
+    /// their own).
+    proxy: Option<Proxied<'static>>,
 }
 
 impl Job {
@@ -127,9 +129,7 @@ fn jobs(
             let Some(check) = server.check.clone() else {
                 continue;
             };
-            let proxy = server
-                .proxy_protocol
-                .filter(|_| check.address == server.address);
+            let proxy = Proxied::local(server).filter(|_| check.address == server.address);
             jobs.push(Job {
                 states: Arc::clone(states),
                 stats: Arc::clone(stats),

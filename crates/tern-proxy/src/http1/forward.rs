@@ -292,9 +292,7 @@ impl<S: ClientStream> H1Conn<S> {
         let srv = &w.shared.backend(b).servers[server];
         let host = self.head.host().map(|h| h.get(self.buf.data()));
         let fresh = std::mem::take(&mut out.fresh);
-        let proxy = srv
-            .proxy_protocol
-            .map(|version| proxied(&self.io, self.addrs, version));
+        let proxy = proxied(&self.io, self.addrs, srv);
         match obtain(&w, b, server, fresh, host, proxy).await {
             Ok(got) => Ok(got),
             Err(e) => {

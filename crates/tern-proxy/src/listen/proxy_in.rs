@@ -144,6 +144,7 @@ fn addresses(header: &Header, peer: SocketAddr) -> Addrs {
                 %peer, client = %source, alpn = ?header.tlvs.alpn.as_deref().map(String::from_utf8_lossy),
                 authority = ?header.tlvs.authority.as_deref().map(String::from_utf8_lossy),
                 ssl = header.tlvs.client_ssl(), crc32c = header.tlvs.crc32c,
+                other_tlvs = ?header.tlvs.others.iter().map(|(kind, _)| *kind).collect::<Vec<_>>(),
                 "PROXY header received"
             );
             Addrs {

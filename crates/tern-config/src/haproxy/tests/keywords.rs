@@ -610,4 +610,29 @@ fn legacy_binds_select_the_openssl_engine() {
          resumption = { cache_size = 20000 } } },",
     );
     validate(&c);
+fn proxy_v2_options_crc32c_and_the_tls_tlvs() {
+    let c = backend(
+        "  server s1 10.0.0.1:80 send-proxy-v2 proxy-v2-options ssl,crc32c,authority\n\
+         server s2 10.0.0.2:80 send-proxy proxy-v2-options crc32c\n",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s1\", address = \"10.0.0.1:80\", proxy_protocol = \"v2\", proxy_v2_crc32c = true },",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s2\", address = \"10.0.0.2:80\", proxy_protocol = \"v1\" },",
+    );
+    assert_eq!(warned(&c.warnings), ["11: proxy-v2-options"]);
+    assert!(validate(&c).backends[0].servers[0].proxy_v2.crc32c);
+    let refused = errors(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend app\nbackend app\n\
+         \x20 server s 10.0.0.1:80 send-proxy-v2 proxy-v2-options cert-cn\n"
+    ));
+    assert!(
+        refused
+            .iter()
+            .any(|e| e.contains("proxy-v2-options cert-cn")),
+        "{refused:?}"
+    );
 }

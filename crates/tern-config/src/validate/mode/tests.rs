@@ -110,7 +110,12 @@ fn tcp_routes_read_connection_facts_only() {
                   { backend = \"pg\", if = \"{ path_beg /x }\" } ]\n\
                   tcp_request = { inspect_delay = \"1s\" }\n";
     let text = TCP.replace("default_backend = \"pg\"\n", routes);
-    assert_error(&text, 6, "frontend[0].use_backend[1]", "reads Path");
+    assert_error(
+        &text,
+        6,
+        "frontend[0].use_backend[1]",
+        "`path` is an HTTP fetch: it reads the request",
+    );
     assert_eq!(parse_err(&text).len(), 1);
 }
 

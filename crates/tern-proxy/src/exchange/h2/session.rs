@@ -226,7 +226,7 @@ where
 
 /// The settings tern announces to servers: no push, windows sized for relaying, response heads
 /// within the HTTP/1.1 limits the relay parses them under.
-fn builder() -> Builder {
+pub(super) fn builder() -> Builder {
     let mut b = Builder::new();
     b.enable_push(false)
         .initial_window_size(STREAM_WINDOW)

@@ -162,6 +162,7 @@ async fn proxy_protocol_connections_serve_only_their_own_client_connection() {
             version: ProxyProtocol::V1,
             origin: alice,
             tls: None,
+            crc32c: false,
         }),
     )
     .await

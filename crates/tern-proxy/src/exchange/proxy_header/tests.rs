@@ -118,6 +118,7 @@ fn with_tls(origin: Origin, tls: ClientTls<'_>) -> Vec<u8> {
         version: ProxyProtocol::V2,
         origin,
         tls: Some(tls),
+        crc32c: false,
     }
     .header()
 }
@@ -169,6 +170,42 @@ fn v2_without_addresses_and_v1_carry_no_tlvs() {
         version: ProxyProtocol::V1,
         origin: client("10.0.0.1:1000", "10.0.0.2:443"),
         tls: Some(tls(false, false)),
+        crc32c: true,
     };
     assert_eq!(v1.header(), b"PROXY TCP4 10.0.0.1 10.0.0.2 1000 443\r\n");
+}
+
+#[test]
+fn a_crc32c_tlv_seals_v2_headers_as_the_receiving_parser_checks_it() {
+    let mut sealed = Proxied {
+        version: ProxyProtocol::V2,
+        origin: client("192.0.2.7:51234", "10.0.0.1:443"),
+        tls: Some(tls(true, false)),
+        crc32c: true,
+    };
+    let plain = Proxied {
+        crc32c: false,
+        ..sealed
+    }
+    .header();
+    for origin in [sealed.origin, Origin::Local] {
+        sealed.origin = origin;
+        let out = sealed.header();
+        let Ok(tern_proxy_protocol::Parsed::Complete(h)) = tern_proxy_protocol::parse(&out) else {
+            panic!("{out:?}");
+        };
+        assert_eq!(h.len, out.len());
+        assert_eq!(h.origin, origin);
+        if origin != Origin::Local {
+            assert!(h.tlvs.crc32c, "the parser found and verified the TLV");
+            // The TLVs before it are those of the unsealed header, the checksum last.
+            assert_eq!(out.len(), plain.len() + 7);
+            assert_eq!(out[16..plain.len()], plain[16..]);
+            assert_eq!(out[plain.len()..plain.len() + 3], [0x03, 0x00, 0x04]);
+            // A bit changed on the way is refused.
+            let mut changed = out.clone();
+            changed[20] ^= 0x40;
+            assert!(tern_proxy_protocol::parse(&changed).is_err());
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 mod support;
 
-use tern_config::{CheckKind, HttpCheck};
+use tern_config::{CheckKind, HttpCheck, ProxyProtocol};
 use tokio::net::TcpListener;
 
 use super::http::contains_from;
@@ -362,7 +362,12 @@ async fn checks_of_proxy_protocol_servers_open_with_a_header_of_their_own() {
     ))
     .await;
     let kind = CheckKind::Http(get());
-    let outcome = probe(&check(kind, addr, WAIT), &tls(), Some(ProxyProtocol::V1)).await;
+    let outcome = probe(
+        &check(kind, addr, WAIT),
+        &tls(),
+        local(ProxyProtocol::V1, false),
+    )
+    .await;
     assert_outcome(&outcome, CheckCode::L7Ok, "L7OK: status 200 in ");
     let head = server.await.unwrap();
     assert!(
@@ -370,7 +375,29 @@ async fn checks_of_proxy_protocol_servers_open_with_a_header_of_their_own() {
         "{head:?}"
     );
 
-    // v2: the LOCAL command, no addresses.
+    // v2: the LOCAL command, no addresses; then the same sealed with a CRC32C TLV.
+    let header = local_header(ProxyProtocol::V2, false).await;
+    assert_eq!(&header[..12], b"\r\n\r\n\0\r\nQUIT\n");
+    assert_eq!(&header[12..], &[0x20, 0x00, 0x00, 0x00]);
+    let header = local_header(ProxyProtocol::V2, true).await;
+    assert_eq!(&header[12..19], &[0x20, 0x00, 0x00, 0x07, 0x03, 0x00, 0x04]);
+    let Ok(tern_proxy_protocol::Parsed::Complete(h)) = tern_proxy_protocol::parse(&header) else {
+        panic!("{header:?}");
+    };
+    assert_eq!(h.len, header.len());
+}
+
+fn local(version: ProxyProtocol, crc32c: bool) -> Option<Proxied<'static>> {
+    Some(Proxied {
+        version,
+        origin: tern_proxy_protocol::Origin::Local,
+        tls: None,
+        crc32c,
+    })
+}
+
+/// What a TCP check of a server with `proxy_protocol` sends: its PROXY header only.
+async fn local_header(version: ProxyProtocol, crc32c: bool) -> Vec<u8> {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let read = tokio::spawn(async move {
@@ -381,14 +408,8 @@ async fn checks_of_proxy_protocol_servers_open_with_a_header_of_their_own() {
             .unwrap();
         header
     });
-    let outcome = probe(
-        &check(CheckKind::Tcp, addr, WAIT),
-        &tls(),
-        Some(ProxyProtocol::V2),
-    )
-    .await;
+    let proxy = local(version, crc32c);
+    let outcome = probe(&check(CheckKind::Tcp, addr, WAIT), &tls(), proxy).await;
     assert_outcome(&outcome, CheckCode::L4Ok, "L4OK");
-    let header = read.await.unwrap();
-    assert_eq!(&header[..12], b"\r\n\r\n\0\r\nQUIT\n");
-    assert_eq!(&header[12..], &[0x20, 0x00, 0x00, 0x00]);
+    read.await.unwrap()
 }

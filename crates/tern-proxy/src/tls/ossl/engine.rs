@@ -80,7 +80,8 @@ pub(crate) async fn session(
         Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
         return;
     }
-    let proxy = conn::serve(w, frontend, stream, addrs, true, log, track);
+    let start = conn::Start::now(true);
+    let proxy = conn::serve(w, frontend, stream, addrs, start, log, track);
     Box::pin(Profiled::new(Kind::Request, proxy)).await;
 }
 
