@@ -610,6 +610,9 @@ fn legacy_binds_select_the_openssl_engine() {
          resumption = { cache_size = 20000 } } },",
     );
     validate(&c);
+}
+
+#[test]
 fn proxy_v2_options_crc32c_and_the_tls_tlvs() {
     let c = backend(
         "  server s1 10.0.0.1:80 send-proxy-v2 proxy-v2-options ssl,crc32c,authority\n\
