@@ -96,6 +96,26 @@ fn assert_timers_sane(v: &Value) {
 }
 
 #[test]
+fn idle_time_counts_from_the_accept_on_a_plain_connection() {
+    // The session is built when the first bytes arrive (listen/first_bytes.rs); the wait
+    // before them is still the request's idle time (HAProxy's Ti), not part of its TR.
+    let term = Term::start("s1");
+    let syslog = Syslog::bind();
+    let tern = run_logged(&Config::new().terms(&[&term]), &syslog);
+    let mut s = TcpStream::connect(tern.addr()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    write!(s, "GET / HTTP/1.1\r\nHo").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    write!(s, "st: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut s, WITHIN).status(), Some(200));
+    let v = syslog.next();
+    assert!(int(&v, "idle_us") >= 300_000, "{v}");
+    let request = int(&v, "request_us");
+    assert!((150_000..1_000_000).contains(&request), "{v}");
+    assert_timers_sane(&v);
+}
+
+#[test]
 fn a_normal_exchange_and_keep_alive() {
     let term = Term::start("s1");
     let syslog = Syslog::bind();

@@ -161,10 +161,11 @@ impl Tracker {
         self.mark = Instant::now();
     }
 
-    /// The wait for a request head begins; `pending`: bytes of it are already here (pipelined).
-    pub(crate) fn waiting(&mut self, pending: bool) {
-        self.wait_from = Instant::now();
-        self.first_byte = pending.then_some(self.wait_from);
+    /// The wait for a request head began at `since`; `pending`: bytes of it are already here
+    /// (pipelined, or read before the session was built), so they came now at the latest.
+    pub(crate) fn waiting(&mut self, since: Instant, pending: bool) {
+        self.wait_from = since;
+        self.first_byte = pending.then(Instant::now);
     }
 
     /// Bytes of a request head arrived.

@@ -382,7 +382,10 @@ impl<S: ClientStream> H1Conn<S> {
         let mut head_since = Idle::default();
         let started = self.has_head_start();
         if let Some(log) = self.log.as_deref_mut() {
-            log.waiting(started);
+            // The first wait began before the session: at the accept on a plain connection,
+            // whose first bytes may have come since (`listen/first_bytes.rs`).
+            let since = if first { accepted } else { Instant::now() };
+            log.waiting(since, started);
         }
         std::future::poll_fn(|cx| {
             loop {
