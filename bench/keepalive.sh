@@ -16,10 +16,13 @@
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/keepalive.sh
 #   PROTO=http DURATION=20 RUNS=5 bench/keepalive.sh
+#   PROTO=http REQS_PER_CONN=1 SERVERS="tern tern-base" TERN_BASE=old/tern bench/keepalive.sh
+#     (a new connection per request: REQS_PER_CONN requests each, 0 for unlimited)
 source "$(dirname "$0")/lib.sh"
 source bench/servers.sh
 
 CONNS=${CONNS:-32}
+REQS_PER_CONN=${REQS_PER_CONN:-0}
 CERT=${CERT:-ecdsa}
 PROTO=${PROTO:-https}
 REQ_PATH=${REQ_PATH:-/}
@@ -62,7 +65,7 @@ client() {
     local tls=()
     [[ $PROTO == http ]] || tls=(--tls-version 1.3 --groups x25519 --ciphers "$SUITE" --sni localhost)
     taskset -c "$CLIENT_CPU" "${CLIENT[@]}" "$PROTO://127.0.0.1:$FRONT_PORT$REQ_PATH" \
-        --cpus "$CLIENT_CPU" --threads 1 -c "$CONNS" --requests-per-conn 0 "${tls[@]}" "$@"
+        --cpus "$CLIENT_CPU" --threads 1 -c "$CONNS" --requests-per-conn "$REQS_PER_CONN" "${tls[@]}" "$@"
 }
 
 measure() {
