@@ -39,22 +39,12 @@ impl Checker<'_> {
 
     fn openssl_policy(&mut self, raw: &RawTls, path: &KeyPath) -> (TlsPolicy, OpensslPolicy) {
         let default = OpensslPolicy::default();
-        let min_version = self
-            .ossl_version(raw.min_version.as_deref(), &path.key("min_version"))
-            .unwrap_or(default.min_version);
-        let max_version = self
-            .ossl_version(raw.max_version.as_deref(), &path.key("max_version"))
-            .unwrap_or(default.max_version);
-        if min_version > max_version {
-            self.issue(
-                &path.key("min_version"),
-                format!(
-                    "min_version {} is above max_version {}",
-                    min_version.name(),
-                    max_version.name()
-                ),
-            );
-        }
+        let (min_version, max_version) = self.version_range(
+            raw,
+            path,
+            (default.min_version, default.max_version),
+            "engine = \"openssl\" ",
+        );
         let below13 = min_version <= OsslVersion::Tls12;
         let ciphers = self.cipher_string(raw.ciphers.as_deref(), &path.key("ciphers"), below13);
         let tls13 = max_version == OsslVersion::Tls13;
@@ -105,21 +95,6 @@ impl Checker<'_> {
             dh_param_file,
         };
         (policy, openssl)
-    }
-
-    fn ossl_version(&mut self, raw: Option<&str>, path: &KeyPath) -> Option<OsslVersion> {
-        let text = raw?;
-        let version = OsslVersion::from_name(text);
-        if version.is_none() {
-            self.issue(
-                path,
-                format!(
-                    "unsupported TLS version `{text}` (engine = \"openssl\" supports: {})",
-                    OsslVersion::supported()
-                ),
-            );
-        }
-        version
     }
 
     /// A list of OpenSSL cipher-string elements joined with `:`, every element that enables

@@ -17,22 +17,8 @@ const ALPN_SUPPORTED: [&str; 3] = ["h2", "http/1.1", "http/1.0"];
 impl Checker<'_> {
     pub(super) fn tls_policy(&mut self, raw: &RawTls, path: &KeyPath) -> TlsPolicy {
         let default = TlsPolicy::default();
-        let min_version = self
-            .tls_version(raw.min_version.as_deref(), &path.key("min_version"))
-            .unwrap_or(default.min_version);
-        let max_version = self
-            .tls_version(raw.max_version.as_deref(), &path.key("max_version"))
-            .unwrap_or(default.max_version);
-        if min_version > max_version {
-            self.issue(
-                &path.key("min_version"),
-                format!(
-                    "min_version {} is above max_version {}",
-                    min_version.name(),
-                    max_version.name()
-                ),
-            );
-        }
+        let (min_version, max_version) =
+            self.version_range(raw, path, (default.min_version, default.max_version), "");
         let tls12 = min_version <= TlsVersion::Tls12;
         let tls13 = max_version >= TlsVersion::Tls13;
         let ciphers = self.named_list(raw.ciphers.as_deref(), &path.key("ciphers"), tls12);
@@ -56,15 +42,41 @@ impl Checker<'_> {
         }
     }
 
-    fn tls_version(&mut self, raw: Option<&str>, path: &KeyPath) -> Option<TlsVersion> {
+    /// The `min_version` and `max_version` of a `tls` table among the versions `V` an engine
+    /// negotiates (`engine`: how an error names it, empty for rustls), each `defaults` when
+    /// absent; a minimum above the maximum is refused.
+    pub(super) fn version_range<V: Named + Ord>(
+        &mut self,
+        raw: &RawTls,
+        path: &KeyPath,
+        defaults: (V, V),
+        engine: &str,
+    ) -> (V, V) {
+        let min = self.version(raw.min_version.as_deref(), &path.key("min_version"), engine);
+        let max = self.version(raw.max_version.as_deref(), &path.key("max_version"), engine);
+        let (min, max) = (min.unwrap_or(defaults.0), max.unwrap_or(defaults.1));
+        if min > max {
+            self.issue(
+                &path.key("min_version"),
+                format!(
+                    "min_version {} is above max_version {}",
+                    min.name(),
+                    max.name()
+                ),
+            );
+        }
+        (min, max)
+    }
+
+    fn version<V: Named>(&mut self, raw: Option<&str>, path: &KeyPath, engine: &str) -> Option<V> {
         let text = raw?;
-        let version = TlsVersion::from_name(text);
+        let version = V::from_name(text);
         if version.is_none() {
             self.issue(
                 path,
                 format!(
-                    "unsupported TLS version `{text}` (supported: {})",
-                    TlsVersion::supported()
+                    "unsupported TLS version `{text}` ({engine}supported: {})",
+                    V::supported()
                 ),
             );
         }
