@@ -60,8 +60,9 @@ use crate::worker::Worker;
 const BUFFER_SIZE: usize = 16 * 1024;
 
 /// What an idle connection's first read after a wait takes, on the stack: a whole request
-/// head usually, before the connection takes a buffer again.
-const IDLE_READ: usize = 2048;
+/// head usually, before the connection takes a buffer again (or builds its session at all:
+/// `listen/first_bytes.rs`).
+pub(crate) const IDLE_READ: usize = 2048;
 
 /// The most a connection keeps of an unfinished request head in a small allocation of its own
 /// while it waits for the rest, giving its read buffer back: a slow client (slowloris) then holds

@@ -22,11 +22,9 @@ use tokio::net::TcpStream;
 use tokio::sync::futures::Notified;
 use tokio::time::Instant;
 
+use crate::http1::conn::IDLE_READ;
 use crate::lifecycle::Lifecycle;
 use crate::timer::Timer;
-
-/// The most the wait reads: a whole request head usually (the session takes the rest).
-const FIRST_READ: usize = 2048;
 
 pin_project! {
     /// Resolves when `stream` has bytes for the session (returned, at most `max`), or it
@@ -61,7 +59,7 @@ pub(crate) fn wait<'a>(
         stream,
         timer: Timer::default(),
         deadline,
-        max: max.clamp(1, FIRST_READ),
+        max: max.clamp(1, IDLE_READ),
         listening: false,
     }
 }
@@ -81,7 +79,7 @@ impl Future for Wait<'_> {
             }
         }
         // On the stack, not in the future: copied out only when something arrived.
-        let mut first = [0u8; FIRST_READ];
+        let mut first = [0u8; IDLE_READ];
         let mut rb = ReadBuf::new(&mut first[..*this.max]);
         if let Poll::Ready(read) = Pin::new(&mut **this.stream).poll_read(cx, &mut rb) {
             // An error or the end of the stream: the session's own read will see it again.
