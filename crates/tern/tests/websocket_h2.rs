@@ -13,13 +13,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::ws::{client_script, EchoServer};
+use support::ws::{json_log_lines, run_client, EchoServer};
 use support::*;
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use tern_tls::KeyKind;
@@ -73,29 +72,11 @@ fn client(mode: Mode, tern: &Tern, scenario: &str, path: &str, protocol: &str) -
         Mode::Tls => "h2",
         Mode::Cleartext => "h2c",
     };
-    let out = Command::new("python3")
-        .arg(client_script("ws_h2_client.py"))
-        .args([mode, "127.0.0.1", &tern.addr().port().to_string()])
-        .args([scenario, path, protocol])
-        .output()
-        .expect("python3 runs (with `h2` and `websockets`: .ci/run installs them)");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the client failed ({scenario}):\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout.lines().map(str::to_owned).collect()
-}
-
-/// The access log's JSON lines.
-fn log_lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let port = tern.addr().port().to_string();
+    run_client(
+        "ws_h2_client.py",
+        &[mode, "127.0.0.1", &port, scenario, path, protocol],
+    )
 }
 
 /// The echo scenario over `mode`: two WebSocket streams on one connection.
@@ -136,7 +117,7 @@ fn echo_over(mode: Mode) {
     assert_eq!(c.get("server app/ws", "connects"), 2);
 
     // One line per stream: the upgrade as the server saw it, ended in order by both sides.
-    let lines = log_lines(&log);
+    let lines = json_log_lines(&log);
     assert_eq!(lines.len(), 2, "{lines:?}");
     for (l, stream) in lines.iter().zip([1, 3]) {
         assert_eq!(l["stream"], stream, "{l}");

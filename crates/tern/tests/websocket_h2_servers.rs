@@ -20,7 +20,7 @@
 
 mod support;
 use support::others::{free_port, Other};
-use support::ws::{client_script, EchoServer};
+use support::ws::{client_script, json_log_lines, run_client, EchoServer};
 use support::*;
 
 use std::io::{ErrorKind, Read, Write};
@@ -138,32 +138,6 @@ fn chain(bind: Bind, frontend: &[&str], backend: &[&str]) -> Chain {
     }
 }
 
-/// Runs a Python client script with `args`; its stdout lines (it must succeed).
-fn python(script: &str, args: &[&str]) -> Vec<String> {
-    let out = Command::new("python3")
-        .arg(client_script(script))
-        .args(args)
-        .output()
-        .expect("python3 runs (with `h2` and `websockets`: .ci/run installs them)");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "{script} {args:?} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout.lines().map(str::to_owned).collect()
-}
-
-/// The access log's JSON lines.
-fn log_lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// After a client's echo scenario (two WebSockets): the closes reached the server, HAProxy
 /// took both over HTTP/2, and tern counted and logged two tunnels on one server connection.
 fn check_echo(c: Chain, version: &str, large: u64) {
@@ -181,7 +155,7 @@ fn check_echo(c: Chain, version: &str, large: u64) {
     }
     // Both WebSockets were streams of one HTTP/2 connection.
     assert_eq!(counters.get("server app/h2", "connects"), 1);
-    let lines = log_lines(&c.log);
+    let lines = json_log_lines(&c.log);
     assert_eq!(lines.len(), 2, "{lines:?}");
     for l in &lines {
         assert_eq!(l["version"], version, "{l}");
@@ -195,7 +169,7 @@ fn check_echo(c: Chain, version: &str, large: u64) {
 fn a_websocket_over_http1_reaches_an_h2_server_as_extended_connect() {
     let c = chain(Bind::Plain, &[], &[]);
     let url = format!("ws://{}/echo", c.tern.addr());
-    let lines = python("ws_client.py", &[&url]);
+    let lines = run_client("ws_client.py", &[&url]);
     assert_eq!(lines.iter().filter(|l| l.starts_with("ok ")).count(), 6);
     check_echo(c, "HTTP/1.1", 4 << 20);
 }
@@ -205,7 +179,7 @@ fn a_websocket_over_wss_reaches_an_h2_server_as_extended_connect() {
     let c = chain(Bind::Tls, &[], &[]);
     let ca = c.tern.dir.join("site.crt");
     let url = format!("wss://{}/echo", c.tern.addr());
-    let lines = python("ws_client.py", &[&url, ca.to_str().unwrap()]);
+    let lines = run_client("ws_client.py", &[&url, ca.to_str().unwrap()]);
     assert_eq!(lines.iter().filter(|l| l.starts_with("ok ")).count(), 6);
     check_echo(c, "HTTP/1.1", 4 << 20);
 }
@@ -214,7 +188,7 @@ fn a_websocket_over_wss_reaches_an_h2_server_as_extended_connect() {
 fn h2_client_echo(bind: Bind, mode: &str) {
     let c = chain(bind, &[], &[]);
     let port = c.tern.addr().port().to_string();
-    let lines = python(
+    let lines = run_client(
         "ws_h2_client.py",
         &[mode, "127.0.0.1", &port, "echo", "/echo", "websocket"],
     );
@@ -246,7 +220,7 @@ fn a_websocket_over_h2_with_tls_reaches_an_h2_server_as_extended_connect() {
 /// The RFC 8441 client's `scenario` on `/echo` through `c`, over h2c; its lines.
 fn h2c_client(c: &Chain, scenario: &str) -> Vec<String> {
     let port = c.tern.addr().port().to_string();
-    python(
+    run_client(
         "ws_h2_client.py",
         &["h2c", "127.0.0.1", &port, scenario, "/echo", "websocket"],
     )
@@ -299,7 +273,7 @@ fn a_half_close_goes_as_end_stream_and_comes_back() {
     let counters = c.tern.stop_clean();
     assert_eq!(counters.get("frontend web", "tunnels"), 1);
     assert_eq!(counters.get("frontend web", "client_aborts"), 0);
-    let lines = log_lines(&c.log);
+    let lines = json_log_lines(&c.log);
     assert_eq!(lines[0]["termination"], "--", "{lines:?}");
 }
 
@@ -472,7 +446,7 @@ fn a_server_without_extended_connect_gets_no_websocket_and_the_client_a_502() {
     assert_eq!(counters.get("server app/h2", "connects"), 1);
     assert_eq!(counters.get("backend app", "upstream_errors"), 2);
     assert_eq!(counters.get("frontend web", "tunnels"), 0);
-    let lines = log_lines(&log);
+    let lines = json_log_lines(&log);
     assert_eq!(lines.len(), 4, "{lines:?}");
     for l in &lines[..2] {
         assert_eq!(l["status"], 502, "{l}");
@@ -482,7 +456,7 @@ fn a_server_without_extended_connect_gets_no_websocket_and_the_client_a_502() {
     // Over HTTP/2: a 502 on the stream.
     let (tern, _) = tern_to_nghttpd(&dir, port, &["http2 = { cleartext = true }"]);
     let port = tern.addr().port().to_string();
-    let lines = python(
+    let lines = run_client(
         "ws_h2_client.py",
         &["h2c", "127.0.0.1", &port, "answer", "/", "websocket"],
     );

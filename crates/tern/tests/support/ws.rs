@@ -12,6 +12,33 @@ pub fn client_script(name: &str) -> String {
     format!("{}/tests/clients/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs the Python client script `name` with `args` to its end; its stdout lines (it must
+/// succeed, else the test fails with its output).
+pub fn run_client(name: &str, args: &[&str]) -> Vec<String> {
+    let out = Command::new("python3")
+        .arg(client_script(name))
+        .args(args)
+        .output()
+        .expect("python3 runs (with `h2` and `websockets`: .ci/run installs them)");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().map(str::to_owned).collect()
+}
+
+/// The JSON lines of an access log file.
+pub fn json_log_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The Python echo server, killed on drop.
 pub struct EchoServer {
     child: Child,
