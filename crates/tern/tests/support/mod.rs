@@ -14,6 +14,8 @@
 
 pub mod client;
 pub mod config;
+/// Fleet tests only: hosts in network namespaces; not re-exported.
+pub mod fabric;
 /// HAProxy, hitch, stunnel: tests of interoperation only; not re-exported.
 pub mod others;
 pub mod process;

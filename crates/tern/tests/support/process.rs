@@ -57,7 +57,8 @@ impl Proc {
         Proc::spawn_command(cmd, args, dir)
     }
 
-    fn spawn_command(mut cmd: Command, args: &[&str], dir: &Path) -> Proc {
+    /// Spawns `cmd` (whose arguments for tern are `args`, naming the stderr file).
+    pub fn spawn_command(mut cmd: Command, args: &[&str], dir: &Path) -> Proc {
         let stderr = dir.join(format!(
             "stderr-{}.log",
             args.first().copied().unwrap_or("x")
