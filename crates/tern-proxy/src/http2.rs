@@ -51,7 +51,7 @@ use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::listen::accept::Acceptor;
 use crate::listen::proxy_in::Addrs;
-use crate::panics::{Guarded, Place};
+use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
 use crate::worker::Worker;
@@ -181,8 +181,8 @@ pub(crate) async fn serve<T>(
                     },
                 );
                 let task = Profiled::new(Kind::Request, task);
-                let place = Place::Frontend(frontend);
-                tokio::task::spawn_local(Guarded::new(&w.stats, place, "HTTP/2 stream", task));
+                let place = Place::frontend(frontend);
+                tokio::task::spawn_local(Guarded::new(&w.stats, place, Task::Http2Stream, task));
             }
             Some(Err(e)) => {
                 debug!(error = %e, "HTTP/2 connection ended");

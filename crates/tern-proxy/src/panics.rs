@@ -31,13 +31,50 @@ use tracing::error;
 
 use crate::stats::{bump, WorkerStats};
 
-/// Where a panic is counted.
+/// Where a panic is counted. Indices are `u32`, as [`Task`] is a byte: the guard is part of
+/// every connection's task, whose size each idle connection pays (ARCHITECTURE.md, "Session").
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Place {
     /// A client connection, or one of its HTTP/2 streams, of this frontend.
-    Frontend(usize),
+    Frontend(u32),
     /// An HTTP/2 connection to a server of this backend.
-    Backend(usize),
+    Backend(u32),
+}
+
+impl Place {
+    /// A task of frontend `index` (an index past `u32` counts nowhere, as one out of range).
+    pub(crate) fn frontend(index: usize) -> Place {
+        Place::Frontend(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
+    /// A task of backend `index`.
+    pub(crate) fn backend(index: usize) -> Place {
+        Place::Backend(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+}
+
+/// What a guarded task serves, named in the log line of its panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Task {
+    Connection,
+    Handshake,
+    Http2Stream,
+    Http2ServerConnection,
+    #[cfg(test)]
+    Test,
+}
+
+impl Task {
+    fn name(self) -> &'static str {
+        match self {
+            Task::Connection => "connection",
+            Task::Handshake => "handshake",
+            Task::Http2Stream => "HTTP/2 stream",
+            Task::Http2ServerConnection => "HTTP/2 server connection",
+            #[cfg(test)]
+            Task::Test => "test",
+        }
+    }
 }
 
 pin_project! {
@@ -48,7 +85,7 @@ pin_project! {
         inner: F,
         stats: Arc<WorkerStats>,
         place: Place,
-        what: &'static str,
+        what: Task,
         // Set once the inner future panicked: it is never polled again.
         done: bool,
     }
@@ -65,12 +102,7 @@ impl<F> std::fmt::Debug for Guarded<F> {
 
 impl<F: Future<Output = ()>> Guarded<F> {
     /// Wraps `inner`, a task serving `what` (for the log line), counted under `place`.
-    pub(crate) fn new(
-        stats: &Arc<WorkerStats>,
-        place: Place,
-        what: &'static str,
-        inner: F,
-    ) -> Self {
+    pub(crate) fn new(stats: &Arc<WorkerStats>, place: Place, what: Task, inner: F) -> Self {
         Self {
             inner,
             stats: Arc::clone(stats),
@@ -95,14 +127,14 @@ impl<F: Future<Output = ()>> Future for Guarded<F> {
             Err(payload) => {
                 *this.done = true;
                 let counter = match *this.place {
-                    Place::Frontend(f) => this.stats.frontends.get(f).map(|c| &c.panics),
-                    Place::Backend(b) => this.stats.backends.get(b).map(|c| &c.panics),
+                    Place::Frontend(f) => this.stats.frontends.get(f as usize).map(|c| &c.panics),
+                    Place::Backend(b) => this.stats.backends.get(b as usize).map(|c| &c.panics),
                 };
                 if let Some(counter) = counter {
                     bump(counter);
                 }
                 error!(
-                    task = *this.what,
+                    task = this.what.name(),
                     place = ?this.place,
                     panic = message(payload.as_ref()),
                     "a task panicked: its connection is closed, the worker goes on"

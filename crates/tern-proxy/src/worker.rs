@@ -19,7 +19,7 @@ use std::time::Duration;
 use rustls::ClientConfig;
 use tern_config::{Backend, Config, Frontend, Global};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, Semaphore};
 use tracing::warn;
 
 use crate::access_log::AccessLog;
@@ -33,7 +33,7 @@ use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::proxy_in::Expect;
 use crate::listen::rate_cap::RateCap;
 use crate::listen::session;
-use crate::panics::{Guarded, Place};
+use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::rules::Routing;
 use crate::stats::WorkerStats;
@@ -198,10 +198,10 @@ impl Shared {
             crate::listen::rate_cap::take_all([self.conn_rate.as_ref(), fe_rate]).await;
         }
         let fe = match self.frontend_limits.get(frontend).cloned().flatten() {
-            Some(sem) => Some(sem.acquire_owned().await.ok()?),
+            Some(sem) => Some(Slot::acquire(sem).await?),
             None => None,
         };
-        let global = Arc::clone(&self.global_limit).acquire_owned().await.ok()?;
+        let global = Slot::acquire(Arc::clone(&self.global_limit)).await?;
         Some(Permits {
             _frontend: fe,
             _global: global,
@@ -223,17 +223,37 @@ impl Acceptor for Worker {
     }
 
     fn take(self: &Rc<Self>, conn: Accepted) {
-        let place = Place::Frontend(conn.frontend);
+        let place = Place::frontend(conn.frontend);
         let serve = session::serve(Rc::clone(self), conn);
-        tokio::task::spawn_local(Guarded::new(&self.stats, place, "connection", serve));
+        tokio::task::spawn_local(Guarded::new(&self.stats, place, Task::Connection, serve));
     }
 }
 
 /// Connection slots held for the life of a session.
 #[derive(Debug)]
 pub(crate) struct Permits {
-    _frontend: Option<OwnedSemaphorePermit>,
-    _global: OwnedSemaphorePermit,
+    _frontend: Option<Slot>,
+    _global: Slot,
+}
+
+/// One permit of a semaphore, given back on drop: tokio's `OwnedSemaphorePermit` without its
+/// count (always one here), so half its size. Every connection's task holds two, for its life.
+#[derive(Debug)]
+struct Slot(Arc<Semaphore>);
+
+impl Slot {
+    /// Waits for a permit of `sem`; `None` once it is closed.
+    async fn acquire(sem: Arc<Semaphore>) -> Option<Slot> {
+        // Forgotten here, given back by `Drop`.
+        sem.acquire().await.ok()?.forget();
+        Some(Slot(sem))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.add_permits(1);
+    }
 }
 
 /// Runs a worker on the current thread until shutdown; reports start-up success or failure

@@ -6,8 +6,12 @@
 //! worker takes the session up from [`resume`].
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
 
 use tern_config::ProxyMode;
 use tokio::io::BufWriter;
@@ -27,7 +31,7 @@ use crate::tls::offload::Handshaken;
 use crate::tls::stream::TlsStream;
 use crate::tls::{handshake, ossl};
 use crate::track::Tracking;
-use crate::worker::Worker;
+use crate::worker::{Permits, Worker};
 
 /// What an h2c connection's writes gather before they go to the socket (as TLS gathers them
 /// in rustls' buffer).
@@ -42,15 +46,116 @@ fn is_tcp(w: &Worker, frontend: usize) -> bool {
     w.shared.frontend(frontend).mode == ProxyMode::Tcp
 }
 
+pin_project! {
+    /// A connection's task: [`plain`] or [`general`], whichever [`serve`] chose.
+    #[project = SessionProj]
+    pub(crate) enum Session<P, G> {
+        Plain { #[pin] f: P },
+        General { #[pin] f: G },
+    }
+}
+
+impl<P: Future<Output = ()>, G: Future<Output = ()>> Future for Session<P, G> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.project() {
+            SessionProj::Plain { f } => f.poll(cx),
+            SessionProj::General { f } => f.poll(cx),
+        }
+    }
+}
+
 /// Serves one accepted connection to its end.
 ///
 /// This future is the connection's task, so its size is what every connection holds from
 /// accept to close, and what the spawn copies: each step that is large or not taken by every
 /// connection (the PROXY header, the TLS handshake, the protocol's loop) is boxed, and only the
-/// one running holds memory. Not an `async fn`: its parameters would be kept twice (the
-/// argument, and the fields taken out of it).
+/// one running holds memory. The most common idle connection, a plain HTTP/1.1 one waiting for
+/// its first request, has a future of its own ([`plain`]) holding only what that wait needs:
+/// the task's size is the larger of the two, and tokio rounds it up to 128 bytes, so a few
+/// bytes there are 128 on every connection (`bench/idle-memory.sh`).
+pub(crate) fn serve(
+    w: Rc<Worker>,
+    accepted: Accepted,
+) -> Session<impl Future<Output = ()>, impl Future<Output = ()>> {
+    // A session rate cap may make the connection wait before its rules: the general path,
+    // whose waits are boxed.
+    let plain_http1 = accepted.tls.is_none()
+        && accepted.openssl.is_none()
+        && !accepted.accept_proxy
+        && w.shared.sess_rate.is_none()
+        && waits_for_bytes(&w, accepted.frontend);
+    if plain_http1 {
+        let Accepted {
+            frontend,
+            stream,
+            peer,
+            permits,
+            ..
+        } = accepted;
+        return Session::Plain {
+            f: plain(w, frontend, stream, peer, permits),
+        };
+    }
+    Session::General {
+        f: general(w, accepted),
+    }
+}
+
+/// A plain HTTP/1.1 connection without a PROXY header or a session rate cap: the connection
+/// rules, then the wait for its first bytes, then its session.
+///
+/// Not an `async fn`: its parameters would be kept twice (the argument, and the fields taken
+/// out of it). The addresses are built when used, not kept: the peer alone is half the size.
 #[allow(clippy::manual_async_fn)]
-pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
+fn plain(
+    w: Rc<Worker>,
+    frontend: usize,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    permits: Permits,
+) -> impl Future<Output = ()> {
+    async move {
+        // Held to the session's end; a reference, as a move would take a second slot.
+        let _permits = &permits;
+        let _counted = w.session_started();
+        let Some(track) = admit(&w, frontend, &Addrs::stream(peer), false, &stream) else {
+            return;
+        };
+        let log = Tracker::start(&w.shared, frontend, peer);
+        let first = first_bytes::wait(w.life(), &mut stream, w.shared.frontend(frontend)).await;
+        // Built in a function, so nothing of the wait outlives it in this future.
+        let session = http1_session(w, frontend, stream, peer, first, log, track);
+        session.await;
+    }
+}
+
+/// The HTTP/1.1 session of a plain connection after [`first_bytes::wait`], on the heap.
+fn http1_session(
+    w: Rc<Worker>,
+    frontend: usize,
+    stream: TcpStream,
+    peer: SocketAddr,
+    first: first_bytes::First,
+    log: Option<Box<Tracker>>,
+    track: Tracking,
+) -> Boxed {
+    let start = conn::Start {
+        tls: false,
+        since: first.since,
+        received: &first.bytes,
+    };
+    let addrs = Addrs::stream(peer);
+    // The bytes are copied into the session's buffer: not kept for the connection's life.
+    let session = conn::serve(w, frontend, stream, addrs, start, log, track);
+    Box::pin(Profiled::new(Kind::Request, session))
+}
+
+/// Every other connection: the PROXY header on an `accept_proxy` bind, the connection rules,
+/// the TLS handshake, then the protocol; see [`serve`].
+#[allow(clippy::manual_async_fn)]
+fn general(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
     let Accepted {
         frontend,
         mut stream,
@@ -64,7 +169,6 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
     // copy (or the peer kept beside them) would take a second slot in the task.
     let mut addrs = Addrs::stream(peer);
     async move {
-        // Held to the session's end; a reference, for the same reason.
         let _permits = &permits;
         let _counted = w.session_started();
         // The PROXY header comes before anything else on the wire, TLS included.
@@ -89,23 +193,25 @@ pub(crate) fn serve(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = (
                 let session = ossl::session(w, frontend, stream, addrs, bind, log, track);
                 return Box::pin(session).await;
             }
-            let since = Instant::now();
-            let received = if waits_for_bytes(&w, frontend) {
+            let first = if waits_for_bytes(&w, frontend) {
+                // After a PROXY header, or a wait under `max_sess_rate`: boxed, as this
+                // future's size counts on every TLS connection too.
                 let fe = w.shared.frontend(frontend);
-                let deadline = since + fe.timeouts.http_request;
-                let max = fe.limits.max_head_size;
-                first_bytes::wait(w.life(), &mut stream, deadline, max).await
+                Box::pin(first_bytes::wait(w.life(), &mut stream, fe)).await
             } else {
-                Box::default()
+                first_bytes::First {
+                    bytes: Box::default(),
+                    since: Instant::now(),
+                }
             };
             let start = conn::Start {
                 tls: false,
-                since,
-                received: &received,
+                since: first.since,
+                received: &first.bytes,
             };
             let session = serve_plain(w, frontend, stream, addrs, log, track, start);
             // Copied into the session's buffer: not kept for the connection's life.
-            drop(received);
+            drop(first);
             return session.await;
         };
         let handshake = handshake::session(
@@ -252,5 +358,29 @@ fn admit(
             crate::tunnel::reset(socket);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::panics::Guarded;
+
+    /// The size of the future `f` returns, and of that future guarded, without calling `f`.
+    fn sizes<A, B, R: Future<Output = ()>>(_: fn(A, B) -> R) -> (usize, usize) {
+        (std::mem::size_of::<R>(), std::mem::size_of::<Guarded<R>>())
+    }
+
+    /// A connection's task is tokio's task cell around [`Guarded`] around [`serve`]'s future:
+    /// a 32-byte header, 16 bytes of scheduler and id, the stage (the future, plus 8 bytes
+    /// when it has no spare bit pattern for "finished") and a 48-byte trailer, rounded up to
+    /// 128 bytes. At most 280 bytes of guarded future keep it at 384 bytes (was 512), which
+    /// every idle connection pays (`bench/idle-memory.sh`): a field added to the plain wait
+    /// that crosses this line costs 128 bytes per connection, not its own size.
+    #[test]
+    fn a_connection_task_stays_within_three_cache_line_pairs() {
+        let (future, guarded) = sizes(serve);
+        println!("session future {future} bytes, guarded {guarded}");
+        assert!(guarded <= 280, "guarded session future: {guarded} bytes");
     }
 }

@@ -3,7 +3,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{message, Guarded, Place};
+use super::{message, Guarded, Place, Task};
 use crate::stats::WorkerStats;
 
 /// Runs `fut` as a task of a LocalSet on a current-thread runtime, as a worker does.
@@ -36,7 +36,7 @@ fn a_panic_is_caught_counted_and_its_state_dropped() {
         tokio::task::yield_now().await;
         panic!("on purpose");
     };
-    run_local(Guarded::new(&stats, Place::Frontend(1), "test", task));
+    run_local(Guarded::new(&stats, Place::Frontend(1), Task::Test, task));
     assert_eq!(stats.frontends[1].panics.load(Ordering::Relaxed), 1);
     assert_eq!(stats.frontends[0].panics.load(Ordering::Relaxed), 0);
     assert!(dropped.get(), "what the task held was dropped");
@@ -46,7 +46,7 @@ fn a_panic_is_caught_counted_and_its_state_dropped() {
 fn a_backend_task_counts_in_its_backend() {
     let stats = Arc::new(WorkerStats::new(1, &[1, 1]));
     let task = async { panic!("{}", String::from("formatted")) };
-    run_local(Guarded::new(&stats, Place::Backend(1), "test", task));
+    run_local(Guarded::new(&stats, Place::Backend(1), Task::Test, task));
     assert_eq!(stats.backends[1].panics.load(Ordering::Relaxed), 1);
 }
 
@@ -59,7 +59,7 @@ fn a_task_that_does_not_panic_is_untouched() {
         tokio::task::yield_now().await;
         seen.set(seen.get() + 1);
     };
-    run_local(Guarded::new(&stats, Place::Frontend(0), "test", task));
+    run_local(Guarded::new(&stats, Place::Frontend(0), Task::Test, task));
     assert_eq!(ran.get(), 1);
     assert_eq!(stats.frontends[0].panics.load(Ordering::Relaxed), 0);
 }
@@ -68,7 +68,7 @@ fn a_task_that_does_not_panic_is_untouched() {
 fn an_index_out_of_range_is_not_a_second_panic() {
     let stats = Arc::new(WorkerStats::new(1, &[]));
     let task = async { panic!("on purpose") };
-    run_local(Guarded::new(&stats, Place::Backend(7), "test", task));
+    run_local(Guarded::new(&stats, Place::Backend(7), Task::Test, task));
 }
 
 #[test]

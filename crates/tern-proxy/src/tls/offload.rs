@@ -40,7 +40,7 @@ use crate::lifecycle::{next_mode, Lifecycle, Mode};
 use crate::listen::accept::{self, Accepted, Acceptor};
 use crate::listen::proxy_in::{self, Addrs};
 use crate::listen::session;
-use crate::panics::{Guarded, Place};
+use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::stats::WorkerStats;
 use crate::tls::admission::Admission;
@@ -102,9 +102,9 @@ pub(crate) fn start(
 pub(crate) async fn take_in(w: Rc<Worker>, mut handshaken: mpsc::UnboundedReceiver<Handshaken>) {
     let _counted = w.session_started();
     while let Some(done) = handshaken.recv().await {
-        let place = Place::Frontend(done.frontend);
+        let place = Place::frontend(done.frontend);
         let serve = session::resume(Rc::clone(&w), done);
-        tokio::task::spawn_local(Guarded::new(&w.stats, place, "connection", serve));
+        tokio::task::spawn_local(Guarded::new(&w.stats, place, Task::Connection, serve));
     }
 }
 
@@ -204,9 +204,9 @@ impl Acceptor for Offload {
     }
 
     fn take(self: &Rc<Self>, conn: Accepted) {
-        let place = Place::Frontend(conn.frontend);
+        let place = Place::frontend(conn.frontend);
         let shake = handshake(Rc::clone(self), conn);
-        tokio::task::spawn_local(Guarded::new(&self.stats, place, "handshake", shake));
+        tokio::task::spawn_local(Guarded::new(&self.stats, place, Task::Handshake, shake));
     }
 }
 

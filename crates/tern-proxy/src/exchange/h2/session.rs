@@ -34,7 +34,7 @@ use tracing::debug;
 use crate::exchange::proxy_header::Origin;
 use crate::exchange::upstream::{ServerStream, RESPONSE_LIMITS};
 use crate::h2body::OUT_LIMIT;
-use crate::panics::{Guarded, Place};
+use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{Kind, Profiled};
 use crate::stats::WorkerStats;
 
@@ -115,8 +115,8 @@ impl Session {
             }
         };
         let drive = Profiled::new(Kind::Http2, drive);
-        let place = Place::Backend(backend);
-        let what = "HTTP/2 server connection";
+        let place = Place::backend(backend);
+        let what = Task::Http2ServerConnection;
         tokio::task::spawn_local(Guarded::new(stats, place, what, drive));
         Ok(Rc::new(Session {
             send,
