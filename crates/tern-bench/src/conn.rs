@@ -21,9 +21,10 @@ use tokio::time::timeout_at;
 use tls_io::TlsConn;
 
 use crate::http1::{Progress, Response, ResponseParser, MAX_HEAD};
+use crate::ossl::{OsslSetup, OsslStream};
 use crate::plan::Plan;
 use crate::stats::{ErrorKind, Stats, TlsParams};
-use crate::tls::ThreadTls;
+use crate::tls::{ClientTls, ThreadTls};
 
 /// What one client thread's connections share.
 #[derive(Debug)]
@@ -48,6 +49,8 @@ impl Ctx {
 pub(crate) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsConn>),
+    /// Made by the OpenSSL engine (`--tls-engine openssl`).
+    Ossl(Box<OsslStream>),
 }
 
 impl Stream {
@@ -56,6 +59,7 @@ impl Stream {
         match self {
             Stream::Plain(_) => None,
             Stream::Tls(tls) => tls.rustls().alpn_protocol(),
+            Stream::Ossl(tls) => tls.alpn(),
         }
     }
 
@@ -64,6 +68,7 @@ impl Stream {
         match self {
             Stream::Plain(tcp) => tcp.write_all(data).await,
             Stream::Tls(tls) => tls.send(data).await,
+            Stream::Ossl(tls) => tls.send(data).await,
         }
     }
 
@@ -72,6 +77,7 @@ impl Stream {
         match self {
             Stream::Plain(tcp) => tcp.read(buf).await,
             Stream::Tls(tls) => tls.recv(buf).await,
+            Stream::Ossl(tls) => tls.recv(buf).await,
         }
     }
 }
@@ -162,12 +168,15 @@ pub(crate) async fn establish(ctx: &Rc<Ctx>, limit: Instant) -> Option<Link> {
     ctx.stats.borrow_mut().connected(started, connected);
     let active = Active::new(ctx);
     let stream = match (&plan.tls, &ctx.tls) {
-        (Some(setup), Some(tls)) => {
+        (Some(ClientTls::Rustls(setup)), Some(tls)) => {
             let name = setup.server_name.clone();
             Stream::Tls(Box::new(
                 handshake(ctx, tls, name, tcp, connected, limit).await?,
             ))
         }
+        (Some(ClientTls::Openssl(setup)), _) => Stream::Ossl(Box::new(
+            ossl_handshake(ctx, setup, tcp, connected, limit).await?,
+        )),
         _ => Stream::Plain(tcp),
     };
     Some(Link { stream, active })
@@ -198,38 +207,102 @@ async fn handshake(
         Ok(Err(_)) => return failed(ctx, ErrorKind::Tls),
         Err(_) => return failed(ctx, ErrorKind::Timeout),
     };
-    let now = Instant::now();
     let conn = stream.rustls();
-    let mut stats = ctx.stats.borrow_mut();
-    if stats.tls.is_none() && stats.in_window(now) {
-        stats.tls = Some(tls_params(conn));
+    let done = Handshaked {
+        kind: conn.handshake_kind(),
+        offered,
+        connected,
+    };
+    done.record(ctx, || tls_params(conn)).then_some(stream)
+}
+
+/// A full handshake by the OpenSSL engine, timed and counted like a rustls one.
+async fn ossl_handshake(
+    ctx: &Ctx,
+    setup: &OsslSetup,
+    tcp: TcpStream,
+    connected: Instant,
+    limit: Instant,
+) -> Option<OsslStream> {
+    let stream = match timeout_at(limit.into(), OsslStream::connect(setup, tcp)).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(_)) => return failed(ctx, ErrorKind::Tls),
+        Err(_) => return failed(ctx, ErrorKind::Timeout),
+    };
+    // OpenSSL does not say whether a HelloRetryRequest happened: counted as plain full.
+    let kind = match stream.resumed() {
+        true => rustls::HandshakeKind::Resumed,
+        false => rustls::HandshakeKind::Full,
+    };
+    let done = Handshaked {
+        kind: Some(kind),
+        offered: false,
+        connected,
+    };
+    done.record(ctx, || stream.params()).then_some(stream)
+}
+
+/// A handshake that completed, to be counted.
+struct Handshaked {
+    /// Full, full with HelloRetryRequest, or resumed, as the engine says.
+    kind: Option<rustls::HandshakeKind>,
+    /// Whether it offered a stored session.
+    offered: bool,
+    /// When the TCP connection was up (the handshake's start).
+    connected: Instant,
+}
+
+impl Handshaked {
+    /// Counts the handshake (and its parameters, if the first of the window); false if the run
+    /// must abort because it resumed although resumption is off.
+    fn record(self, ctx: &Ctx, params: impl FnOnce() -> TlsParams) -> bool {
+        let now = Instant::now();
+        let mut stats = ctx.stats.borrow_mut();
+        if stats.tls.is_none() && stats.in_window(now) {
+            stats.tls = Some(params());
+        }
+        if self.offered {
+            stats.resume_attempted(now);
+        }
+        let full = stats.handshaked(self.kind, now - self.connected, now);
+        if !full && !ctx.plan.resumption {
+            ctx.plan.control.abort_resumed();
+            return false;
+        }
+        true
     }
-    if offered {
-        stats.resume_attempted(now);
-    }
-    let full = stats.handshaked(conn.handshake_kind(), now - connected, now);
-    if !full && !ctx.plan.resumption {
-        ctx.plan.control.abort_resumed();
-        return None;
-    }
-    Some(stream)
 }
 
 fn tls_params(conn: &rustls::ClientConnection) -> TlsParams {
     let name = |s: Option<String>| s.unwrap_or_else(|| "unknown".to_owned());
+    let suite = name(
+        conn.negotiated_cipher_suite()
+            .map(|s| format!("{:?}", s.suite())),
+    );
+    let group = name(
+        conn.negotiated_key_exchange_group()
+            .map(|g| format!("{:?}", g.name())),
+    );
     TlsParams {
+        engine: "rustls",
         version: name(conn.protocol_version().map(|v| format!("{v:?}"))),
-        suite: name(
-            conn.negotiated_cipher_suite()
-                .map(|s| format!("{:?}", s.suite())),
-        ),
-        group: name(
-            conn.negotiated_key_exchange_group()
-                .map(|g| format!("{:?}", g.name())),
-        ),
+        key_exchange: rustls_key_exchange(&group).to_owned(),
+        suite,
+        group,
         alpn: conn
             .alpn_protocol()
             .map(|p| String::from_utf8_lossy(p).into_owned()),
+    }
+}
+
+/// rustls makes only (EC)DHE, ML-KEM and hybrid key exchanges; the group says which.
+fn rustls_key_exchange(group: &str) -> &'static str {
+    let upper = group.to_ascii_uppercase();
+    match (upper.contains("MLKEM"), upper == "MLKEM768") {
+        (true, true) => "ML-KEM",
+        (true, false) => "ECDHE+ML-KEM",
+        (false, _) if upper.starts_with("FFDHE") => "DHE",
+        (false, _) => "ECDHE",
     }
 }
 
@@ -243,6 +316,7 @@ impl Conn {
                 matches!(tcp.try_read(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
             }
             Stream::Tls(tls) => tls.reusable(),
+            Stream::Ossl(tls) => tls.reusable(),
         }
     }
 }
