@@ -3,7 +3,8 @@
 //! cipher of each request in tern's access log, since tern's `tls_suites` counters file the
 //! suites rustls lacks under `other`) for static RSA, DHE-RSA and ECDHE-RSA with CBC; keep-alive
 //! and a bulk body work; a suite the server refuses is a counted TLS error that ends on time,
-//! not a hang.
+//! not a hang; TLS 1.0/1.1 against a bind that allows them; TLS 1.3 with HTTP/2 and the open
+//! loop against a rustls bind.
 
 // The engine exists in the default build only (`openssl-engine`).
 #![cfg(feature = "openssl-engine")]
@@ -18,15 +19,16 @@ use std::time::Duration;
 
 use tern_tls::KeyKind;
 
-/// tern with an RSA certificate and one OpenSSL bind offering `ciphers` (TLS 1.2), in a fresh
-/// directory that also receives the reports.
-fn ossl_tern(tag: &str, ciphers: &str) -> (std::path::PathBuf, Tern, Term) {
+/// tern with an RSA certificate and one OpenSSL bind offering `ciphers` (TLS 1.2, then any
+/// other keys of its `tls` table in `more`), in a fresh directory that also receives the
+/// reports.
+fn ossl_tern(tag: &str, ciphers: &str, more: &str) -> (std::path::PathBuf, Tern, Term) {
     let term = Term::start(&format!("{tag}-be"));
     let dir = temp_dir(tag);
     let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
     let bind = format!(
         "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", \
-         ciphers = [{ciphers}] }} }}"
+         ciphers = [{ciphers}]{more} }} }}"
     );
     let cfg = Config::new().terms(&[&term]).binds(&[&bind]);
     let log = "[access_log]\ntarget = \"access.log\"\nformat = \"json\"\n";
@@ -87,7 +89,7 @@ fn handshakes_with(dir: &Path, url: &str, suite: &str) -> serde_json::Value {
 #[test]
 fn openssl_client_negotiates_the_suite_asked_for() {
     let ciphers = "\"AES128-SHA\", \"DHE-RSA-AES128-GCM-SHA256\", \"ECDHE-RSA-AES128-SHA\"";
-    let (dir, tern, _term) = ossl_tern("bench-ossl", ciphers);
+    let (dir, tern, _term) = ossl_tern("bench-ossl", ciphers, "");
     let url = format!("https://{}/", tern.addr());
 
     let rsa = handshakes_with(&dir, &url, "AES128-SHA");
@@ -151,7 +153,7 @@ fn openssl_client_negotiates_the_suite_asked_for() {
 
 #[test]
 fn a_refused_suite_is_a_counted_tls_error() {
-    let (dir, tern, _term) = ossl_tern("bench-ossl-refused", "\"AES128-SHA\"");
+    let (dir, tern, _term) = ossl_tern("bench-ossl-refused", "\"AES128-SHA\"", "");
     let url = format!("https://{}/", tern.addr());
     let args = [
         url.as_str(),
@@ -202,4 +204,74 @@ fn options_the_engine_cannot_honour_are_refused() {
         assert!(done.stderr.contains(message), "{argv:?}: {}", done.stderr);
     }
     assert!(!json.exists());
+}
+
+/// The OpenSSL client drives the other load models too, against a rustls bind: TLS 1.3 with
+/// HTTP/2 (ALPN h2, streams in flight) and the open loop.
+#[test]
+fn openssl_client_speaks_tls13_h2_and_the_open_loop() {
+    let dir = temp_dir("bench-ossl-h2");
+    let cert = write_cert(&dir, "site", KeyKind::EcdsaP256);
+    let tern = Tern::run_in(
+        dir.clone(),
+        &Config::new().tls(&[&format!("{cert:?}")]).toml(),
+    );
+    let url = format!("https://{}/test", tern.addr());
+    let engine = ["--tls-engine", "openssl"];
+    let mut h2 = vec![url.as_str(), "--h2", "-c", "2", "-m", "4"];
+    h2.extend(engine);
+    let (code, out, report) = bench(&dir, "h2", &h2);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(report["errors_total"], 0, "{report}");
+    assert!(report["requests"].as_u64().unwrap() > 10, "{report}");
+    let tls = &report["tls"];
+    assert_eq!(tls["engine"], "openssl", "{tls}");
+    assert_eq!(tls["alpn"], "h2", "{tls}");
+    assert_eq!(tls["version"], "TLSv1_3", "{tls}");
+    assert_eq!(tls["key_exchange"], "ECDHE", "{tls}");
+    assert_eq!(tls["group"], "X25519", "{tls}");
+    assert!(
+        tls["suite"].as_str().unwrap().starts_with("TLS13_"),
+        "{tls}"
+    );
+
+    let mut open = vec![url.as_str(), "--rate", "100", "--requests-per-conn", "1"];
+    open.extend(engine);
+    let (code, out, report) = bench(&dir, "open", &open);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(report["errors_total"], 0, "{report}");
+    assert!(
+        report["handshakes"]["full"].as_u64().unwrap() > 50,
+        "{report}"
+    );
+    tern.stop_clean();
+}
+
+/// TLS 1.0 and 1.1 need the OpenSSL client and a bind that allows them.
+#[test]
+fn openssl_client_speaks_tls10_and_tls11() {
+    let more = ", min_version = \"1.0\"";
+    let (dir, tern, _term) = ossl_tern("bench-ossl-tls10", "\"AES128-SHA\"", more);
+    let url = format!("https://{}/", tern.addr());
+    for (version, name) in [("1.0", "TLSv1_0"), ("1.1", "TLSv1_1")] {
+        let args = [
+            url.as_str(),
+            "--tls-engine",
+            "openssl",
+            "--tls-version",
+            version,
+            "--ciphers",
+            "AES128-SHA",
+            "-c",
+            "1",
+            "--requests-per-conn",
+            "1",
+        ];
+        let (code, out, report) = bench(&dir, version, &args);
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(report["errors_total"], 0, "{report}");
+        assert_eq!(report["tls"]["version"], name, "{report}");
+        assert_eq!(report["settings"]["tls_offer"]["versions"], version);
+    }
+    tern.stop_clean();
 }
