@@ -9,7 +9,9 @@
 //! What differs from the rustls engine, on purpose or for now:
 //! - one `SslContext` shared by all client threads (OpenSSL's contexts are thread-safe), a fresh
 //!   `Ssl` per connection; no session cache and no TLS 1.2 ticket extension, so every handshake
-//!   is full (`--resume` is refused with this engine);
+//!   is full. `--resume` is refused with this engine: offering a stored session takes
+//!   `SSL_set_session`, which the openssl crate exposes only as an `unsafe fn` (the session must
+//!   come from the same context), and this crate forbids unsafe code;
 //! - OpenSSL makes a fresh key pair per handshake (`--key-share-reuse` does not apply) and always
 //!   checks the server's handshake signature (`--no-signature-check` does not apply);
 //! - the client Finished leaves in its own write, as with any OpenSSL client;

@@ -45,8 +45,8 @@ impl OsslSetup {
     pub fn new(args: &BenchArgs, name: &str, allow_resume: bool) -> Result<Self, BenchError> {
         if args.resume.is_some() && allow_resume {
             return Err(BenchError::Tls(
-                "--resume is not available with --tls-engine openssl yet: \
-                 its handshakes are all full"
+                "--resume is not available with --tls-engine openssl: offering a session \
+                 takes SSL_set_session, which the openssl crate exposes only as unsafe code"
                     .to_owned(),
             ));
         }
