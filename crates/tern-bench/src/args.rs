@@ -109,7 +109,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "NAME", help_heading = TLS)]
     pub sni: Option<String>,
 
-    /// Offer only this TLS version; default: offer 1.3 and 1.2 and let the server choose.
+    /// The client TLS library: rustls (aws-lc-rs), or the system OpenSSL, which also speaks
+    /// static RSA, DHE and CBC suites and TLS 1.0/1.1 (builds with the `openssl-engine` feature,
+    /// the default of the `tern` binary).
+    #[arg(long, value_enum, default_value = "rustls", help_heading = TLS)]
+    pub tls_engine: TlsEngine,
+
+    /// Offer only this TLS version; default: offer 1.3 and 1.2 and let the server choose. 1.0 and
+    /// 1.1 need --tls-engine openssl.
     #[arg(long, value_enum, help_heading = TLS)]
     pub tls_version: Option<TlsVersion>,
 
@@ -128,7 +135,10 @@ pub struct BenchArgs {
     pub key_share_reuse: u32,
 
     /// Cipher suites to offer, comma-separated, e.g. TLS_AES_256_GCM_SHA384 (IANA/OpenSSL TLS 1.3
-    /// names or rustls names); default: every suite of the provider.
+    /// names or rustls names); default: every suite of the provider. With --tls-engine openssl:
+    /// OpenSSL cipher strings for TLS 1.2 and below (AES128-SHA, DHE-RSA-AES128-GCM-SHA256,
+    /// ECDHE-RSA-AES128-SHA, or a string like AES128-SHA:AES256-SHA) and TLS_* names for TLS 1.3;
+    /// as with rustls, TLS 1.3 is offered only if a TLS 1.3 suite is listed.
     #[arg(long = "cipher", visible_alias = "ciphers", value_delimiter = ',', value_name = "LIST",
           help_heading = TLS)]
     pub ciphers: Vec<String>,
@@ -223,15 +233,52 @@ impl BenchArgs {
     }
 }
 
+/// The TLS library of the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsEngine {
+    /// rustls on aws-lc-rs (TLS 1.2 with ECDHE and AEAD suites, TLS 1.3).
+    Rustls,
+    /// The system OpenSSL (feature `openssl-engine`): also static RSA, DHE, CBC, TLS 1.0/1.1.
+    Openssl,
+}
+
+impl TlsEngine {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsEngine::Rustls => "rustls",
+            TlsEngine::Openssl => "openssl",
+        }
+    }
+}
+
 /// TLS protocol version to offer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TlsVersion {
+    /// TLS 1.0 only (--tls-engine openssl).
+    #[value(name = "1.0")]
+    Tls10,
+    /// TLS 1.1 only (--tls-engine openssl).
+    #[value(name = "1.1")]
+    Tls11,
     /// TLS 1.2 only.
     #[value(name = "1.2")]
     Tls12,
     /// TLS 1.3 only.
     #[value(name = "1.3")]
     Tls13,
+}
+
+impl TlsVersion {
+    /// The name used in reports: "1.0" … "1.3".
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsVersion::Tls10 => "1.0",
+            TlsVersion::Tls11 => "1.1",
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
 }
 
 /// A key exchange group the client can offer.

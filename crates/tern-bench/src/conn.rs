@@ -4,7 +4,9 @@
 //! Shared by the closed loop (`closed.rs`) and the open loop (`arrivals.rs`): they differ only in
 //! when a request starts and from which instant its latency is measured. Every step is bounded
 //! by the request's time limit; a failure is counted once, by kind, and the connection dropped.
+//! The TLS handshake of either engine is in `handshake.rs`.
 
+mod handshake;
 mod poll_io;
 mod tls_io;
 
@@ -18,12 +20,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout_at;
 
+use handshake::{handshake, ossl_handshake};
 use tls_io::TlsConn;
 
 use crate::http1::{Progress, Response, ResponseParser, MAX_HEAD};
+use crate::ossl::OsslStream;
 use crate::plan::Plan;
-use crate::stats::{ErrorKind, Stats, TlsParams};
-use crate::tls::ThreadTls;
+use crate::stats::{ErrorKind, Stats};
+use crate::tls::{ClientTls, ThreadTls};
 
 /// What one client thread's connections share.
 #[derive(Debug)]
@@ -48,6 +52,8 @@ impl Ctx {
 pub(crate) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsConn>),
+    /// Made by the OpenSSL engine (`--tls-engine openssl`).
+    Ossl(Box<OsslStream>),
 }
 
 impl Stream {
@@ -56,6 +62,7 @@ impl Stream {
         match self {
             Stream::Plain(_) => None,
             Stream::Tls(tls) => tls.rustls().alpn_protocol(),
+            Stream::Ossl(tls) => tls.alpn(),
         }
     }
 
@@ -64,6 +71,7 @@ impl Stream {
         match self {
             Stream::Plain(tcp) => tcp.write_all(data).await,
             Stream::Tls(tls) => tls.send(data).await,
+            Stream::Ossl(tls) => tls.send(data).await,
         }
     }
 
@@ -72,6 +80,7 @@ impl Stream {
         match self {
             Stream::Plain(tcp) => tcp.read(buf).await,
             Stream::Tls(tls) => tls.recv(buf).await,
+            Stream::Ossl(tls) => tls.recv(buf).await,
         }
     }
 }
@@ -162,12 +171,15 @@ pub(crate) async fn establish(ctx: &Rc<Ctx>, limit: Instant) -> Option<Link> {
     ctx.stats.borrow_mut().connected(started, connected);
     let active = Active::new(ctx);
     let stream = match (&plan.tls, &ctx.tls) {
-        (Some(setup), Some(tls)) => {
+        (Some(ClientTls::Rustls(setup)), Some(tls)) => {
             let name = setup.server_name.clone();
             Stream::Tls(Box::new(
                 handshake(ctx, tls, name, tcp, connected, limit).await?,
             ))
         }
+        (Some(ClientTls::Openssl(setup)), _) => Stream::Ossl(Box::new(
+            ossl_handshake(ctx, setup, tcp, connected, limit).await?,
+        )),
         _ => Stream::Plain(tcp),
     };
     Some(Link { stream, active })
@@ -176,61 +188,6 @@ pub(crate) async fn establish(ctx: &Rc<Ctx>, limit: Instant) -> Option<Link> {
 fn failed<T>(ctx: &Ctx, kind: ErrorKind) -> Option<T> {
     ctx.fail(kind, Instant::now());
     None
-}
-
-async fn handshake(
-    ctx: &Ctx,
-    tls: &ThreadTls,
-    name: rustls::pki_types::ServerName<'static>,
-    tcp: TcpStream,
-    connected: Instant,
-    limit: Instant,
-) -> Option<TlsConn> {
-    let (config, store) = tls.next();
-    let before = store.map(|s| s.offered());
-    // Building the connection writes the ClientHello, taking a stored session if offered.
-    let Ok(conn) = rustls::ClientConnection::new(config, name) else {
-        return failed(ctx, ErrorKind::Tls);
-    };
-    let offered = store.is_some_and(|s| Some(s.offered()) > before);
-    let stream = match timeout_at(limit.into(), TlsConn::handshake(tcp, conn)).await {
-        Ok(Ok(stream)) => stream,
-        Ok(Err(_)) => return failed(ctx, ErrorKind::Tls),
-        Err(_) => return failed(ctx, ErrorKind::Timeout),
-    };
-    let now = Instant::now();
-    let conn = stream.rustls();
-    let mut stats = ctx.stats.borrow_mut();
-    if stats.tls.is_none() && stats.in_window(now) {
-        stats.tls = Some(tls_params(conn));
-    }
-    if offered {
-        stats.resume_attempted(now);
-    }
-    let full = stats.handshaked(conn.handshake_kind(), now - connected, now);
-    if !full && !ctx.plan.resumption {
-        ctx.plan.control.abort_resumed();
-        return None;
-    }
-    Some(stream)
-}
-
-fn tls_params(conn: &rustls::ClientConnection) -> TlsParams {
-    let name = |s: Option<String>| s.unwrap_or_else(|| "unknown".to_owned());
-    TlsParams {
-        version: name(conn.protocol_version().map(|v| format!("{v:?}"))),
-        suite: name(
-            conn.negotiated_cipher_suite()
-                .map(|s| format!("{:?}", s.suite())),
-        ),
-        group: name(
-            conn.negotiated_key_exchange_group()
-                .map(|g| format!("{:?}", g.name())),
-        ),
-        alpn: conn
-            .alpn_protocol()
-            .map(|p| String::from_utf8_lossy(p).into_owned()),
-    }
 }
 
 impl Conn {
@@ -243,6 +200,7 @@ impl Conn {
                 matches!(tcp.try_read(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
             }
             Stream::Tls(tls) => tls.reusable(),
+            Stream::Ossl(tls) => tls.reusable(),
         }
     }
 }

@@ -66,6 +66,7 @@ fn build(report: &Report) -> Json<'_> {
         schema: SCHEMA,
         versions: json!({
             "tern": sys.tern, "rustls": sys.rustls, "aws_lc_rs": sys.aws_lc_rs, "tokio": sys.tokio,
+            "openssl": crate::ossl::library_version(),
         }),
         system: json!({
             "cpu_model": sys.cpu_model, "cpus_available": sys.cpus_available,
@@ -77,10 +78,12 @@ fn build(report: &Report) -> Json<'_> {
         invalid_reasons: &report.validity.reasons,
         notes: &report.validity.notes,
         measured_s: report.measured.as_secs_f64(),
-        tls: s.tls.as_ref().map_or(
-            Value::Null,
-            |t| json!({ "version": t.version, "suite": t.suite, "group": t.group, "alpn": t.alpn }),
-        ),
+        tls: s.tls.as_ref().map_or(Value::Null, |t| {
+            json!({
+                "engine": t.engine, "version": t.version, "suite": t.suite,
+                "key_exchange": t.key_exchange, "group": t.group, "alpn": t.alpn,
+            })
+        }),
         requests: s.requests,
         ok: s.ok,
         requests_per_s: report.request_rate(),
@@ -121,6 +124,7 @@ fn settings(report: &Report) -> Value {
         "threads": set.threads,
         "cpus": set.cpus,
         "tls_offer": {
+            "engine": set.engine,
             "versions": set.tls_version,
             "groups": set.groups,
             "key_share_reuse": set.key_share_reuse,

@@ -19,7 +19,8 @@
 //!   thread, a minimal HTTP/1.1 client that skips bodies), samples its own CPU every second and
 //!   marks a run invalid when it saturates its CPUs or when the per-second rates are not flat.
 //!
-//! Layout: options in [`args`]; the TLS client in `tls`; the timeline and shared plan in `plan`;
+//! Layout: options in [`args`]; the TLS client in `tls` (rustls) and `ossl` (OpenSSL,
+//! `--tls-engine openssl`); the timeline and shared plan in `plan`;
 //! a connection's steps in `conn`; HTTP/2 (`--h2`, streams per connection) in `http2`; the
 //! closed loop in `closed`, the open loop in `arrivals`
 //! (with the precise `timer`); threads in `worker`; supervision (CPU sampling, progress, stop) in
@@ -46,6 +47,7 @@ mod conn;
 mod engine;
 mod http2;
 mod json;
+mod ossl;
 mod plan;
 mod setup;
 mod timer;
@@ -61,6 +63,12 @@ pub use engine::{Phase, Tick};
 pub use json::SCHEMA as JSON_SCHEMA;
 pub use report::Report;
 pub use stats::Stats;
+
+/// Whether this build has the OpenSSL client engine (`--tls-engine openssl`, feature
+/// `openssl-engine`): static-RSA, DHE and CBC suites and TLS 1.0/1.1.
+pub fn has_openssl_engine() -> bool {
+    cfg!(feature = "openssl-engine")
+}
 
 /// Why a run could not be made or cannot be trusted.
 #[derive(Debug, thiserror::Error)]

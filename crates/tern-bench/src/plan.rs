@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::http2::H2Plan;
-use crate::tls::TlsSetup;
+use crate::tls::ClientTls;
 
 /// Most stairs of a ramp.
 pub const MAX_STAIRS: u32 = 10;
@@ -150,7 +150,7 @@ pub struct Plan {
     /// Where to connect.
     pub addr: SocketAddr,
     /// TLS setup for https targets.
-    pub tls: Option<TlsSetup>,
+    pub tls: Option<ClientTls>,
     /// The request for all but the last request of a connection.
     pub keep_alive_request: Vec<u8>,
     /// The last request of a connection (`Connection: close`).

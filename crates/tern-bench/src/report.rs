@@ -44,7 +44,9 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// The ramp before the warm-up.
     pub ramp: Duration,
-    /// TLS version offered ("1.2", "1.3" or "1.2,1.3").
+    /// The client's TLS library ("rustls" or "openssl").
+    pub engine: &'static str,
+    /// TLS version offered ("1.0" … "1.3", or "1.3,1.2").
     pub tls_version: String,
     /// Key exchange groups offered, in order.
     pub groups: Vec<String>,

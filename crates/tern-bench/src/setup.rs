@@ -5,13 +5,13 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::args::{value_name, BenchArgs, Target, TlsVersion};
+use crate::args::{value_name, BenchArgs, Target, TlsEngine, TlsVersion};
 use crate::engine::{Collected, Setup};
 use crate::http2::H2Plan;
 use crate::plan::{Control, Load, Plan, Timeline};
 use crate::report::{cpu_capacity, Report, Settings};
 use crate::system::System;
-use crate::tls::TlsSetup;
+use crate::tls::ClientTls;
 use crate::worker::Share;
 use crate::{http1, validity, BenchError};
 
@@ -99,7 +99,7 @@ fn check_h2(args: &BenchArgs) -> Result<(), BenchError> {
 struct Endpoint<'a> {
     target: &'a Target,
     addr: SocketAddr,
-    tls: Option<TlsSetup>,
+    tls: Option<ClientTls>,
     /// Whether `--resume` applies (not to the reference probe).
     resumption: bool,
 }
@@ -111,7 +111,7 @@ fn endpoint<'a>(
     main: bool,
 ) -> Result<Endpoint<'a>, BenchError> {
     let tls = match target.tls {
-        true => Some(TlsSetup::new(args, sni, main)?),
+        true => Some(ClientTls::new(args, sni, main)?),
         false => None,
     };
     Ok(Endpoint {
@@ -196,11 +196,7 @@ fn settings(args: &BenchArgs) -> Settings {
         (true, None, false) => "not verified (handshake signatures checked)",
         (true, None, true) => "not verified (handshake signatures not checked either)",
     };
-    let tls_version = match args.tls_version {
-        Some(TlsVersion::Tls12) => "1.2",
-        Some(TlsVersion::Tls13) => "1.3",
-        None => "1.3,1.2",
-    };
+    let tls_version = args.tls_version.map_or("1.3,1.2", TlsVersion::name);
     Settings {
         target: target.to_string(),
         connections: args.connections,
@@ -214,9 +210,14 @@ fn settings(args: &BenchArgs) -> Settings {
         verify,
         rate: args.rate,
         ramp: args.ramp,
+        engine: args.tls_engine.name(),
         tls_version: tls_version.to_owned(),
         groups: args.groups.iter().map(value_name).collect(),
-        key_share_reuse: args.key_share_reuse,
+        // OpenSSL makes a fresh key pair per handshake.
+        key_share_reuse: match args.tls_engine {
+            TlsEngine::Rustls => args.key_share_reuse,
+            TlsEngine::Openssl => 1,
+        },
         ciphers: args.ciphers.clone(),
         sigalgs: args.sigalgs.iter().map(value_name).collect(),
         alpn: args.offered_alpn(),

@@ -60,11 +60,17 @@ pub const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"]
 /// The negotiated TLS parameters, recorded from the first handshake of the window.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsParams {
-    /// Protocol version, e.g. "TLSv1_3".
+    /// The client's TLS library: "rustls" or "openssl".
+    pub engine: &'static str,
+    /// Protocol version, e.g. "TLSv1_3" (rustls' spelling, whatever the engine).
     pub version: String,
-    /// Cipher suite, e.g. "TLS13_AES_256_GCM_SHA384".
+    /// Cipher suite, e.g. "TLS13_AES_256_GCM_SHA384" or "TLS_RSA_WITH_AES_128_CBC_SHA" (IANA
+    /// names, TLS 1.3 ones with rustls' `TLS13_` prefix, whatever the engine).
     pub suite: String,
-    /// Key exchange group, e.g. "X25519".
+    /// Key exchange: "RSA" (static, no group), "DHE", "ECDHE", "ECDHE+ML-KEM" or "ML-KEM".
+    pub key_exchange: String,
+    /// Key exchange group, e.g. "X25519", "secp256r1", "DH2048" (finite field, by size), or
+    /// "none" for static RSA.
     pub group: String,
     /// The ALPN protocol the server chose, if any.
     pub alpn: Option<String>,

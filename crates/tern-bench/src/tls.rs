@@ -41,7 +41,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, NamedGroup, SignatureScheme};
 
-use crate::args::{BenchArgs, KxGroup, ResumeMode, SigAlg, TlsVersion};
+use crate::args::{BenchArgs, KxGroup, ResumeMode, SigAlg, TlsEngine, TlsVersion};
+use crate::ossl::OsslSetup;
 use crate::BenchError;
 
 /// Sessions kept per thread (each TLS 1.3 ticket is used once, so this bounds tickets in stock).
@@ -49,6 +50,33 @@ const SESSIONS_PER_THREAD: usize = 256;
 /// TLS 1.3 tickets kept per server and thread: more than the connections a thread keeps in
 /// flight, so every connection finds one once the first round came back.
 const TICKETS_PER_SERVER: usize = 4096;
+
+/// The client TLS engine of one stream of load: rustls, or OpenSSL (`--tls-engine openssl`).
+#[derive(Debug)]
+pub(crate) enum ClientTls {
+    /// rustls on aws-lc-rs, with per-thread session stores.
+    Rustls(TlsSetup),
+    /// The system OpenSSL: one context shared by the threads (see [`crate::ossl`]).
+    Openssl(OsslSetup),
+}
+
+impl ClientTls {
+    /// The engine `--tls-engine` names, set up as [`TlsSetup::new`] describes.
+    pub fn new(args: &BenchArgs, name: &str, allow_resume: bool) -> Result<Self, BenchError> {
+        match args.tls_engine {
+            TlsEngine::Rustls => TlsSetup::new(args, name, allow_resume).map(Self::Rustls),
+            TlsEngine::Openssl => OsslSetup::new(args, name, allow_resume).map(Self::Openssl),
+        }
+    }
+
+    /// A thread's own TLS state (rustls only: OpenSSL's context is shared as it is).
+    pub fn for_thread(&self) -> Option<ThreadTls> {
+        match self {
+            ClientTls::Rustls(setup) => Some(setup.for_thread()),
+            ClientTls::Openssl(_) => None,
+        }
+    }
+}
 
 /// Everything needed to build each thread's TLS client state.
 #[derive(Debug)]
@@ -240,6 +268,12 @@ pub fn client_config(args: &BenchArgs, alpn: &[String]) -> Result<ClientConfig, 
     let versions: &[&'static rustls::SupportedProtocolVersion] = match args.tls_version {
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
         Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
+        Some(v @ (TlsVersion::Tls10 | TlsVersion::Tls11)) => {
+            return Err(BenchError::Tls(format!(
+                "rustls has no TLS {}: add --tls-engine openssl",
+                v.name()
+            )))
+        }
         None => rustls::DEFAULT_VERSIONS,
     };
     let schemes = schemes(&args.sigalgs, &provider)?;

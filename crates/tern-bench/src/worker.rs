@@ -18,6 +18,7 @@ use crate::arrivals::{OpenLoop, Schedule};
 use crate::conn::Ctx;
 use crate::plan::{Load, Plan};
 use crate::stats::{Live, Stats};
+use crate::tls::ClientTls;
 use crate::BenchError;
 use crate::{closed, http2};
 
@@ -93,7 +94,7 @@ fn drive(plan: &Arc<Plan>, share: Share, published: &Arc<Published>) -> Result<S
     let ctx = Rc::new(Ctx {
         plan: plan.clone(),
         stats: RefCell::new(Stats::new(timeline.window_start, timeline.end)),
-        tls: plan.tls.as_ref().map(|t| t.for_thread()),
+        tls: plan.tls.as_ref().and_then(ClientTls::for_thread),
         buffers: RefCell::new(Vec::new()),
     });
     let open_loop = OpenLoop::new(share.connections);

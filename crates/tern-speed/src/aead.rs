@@ -22,7 +22,7 @@ pub const SIZES: [usize; 6] = [16, 64, 256, 1024, 8192, 16384];
 /// The additional data of a TLS 1.2 record (sequence number, type, version, length).
 const AAD_LEN: usize = 13;
 
-fn algorithm(algo: Algo) -> Option<&'static aead::Algorithm> {
+pub(crate) fn algorithm(algo: Algo) -> Option<&'static aead::Algorithm> {
     match algo {
         Algo::Aes128Gcm => Some(&aead::AES_128_GCM),
         Algo::Aes256Gcm => Some(&aead::AES_256_GCM),
@@ -48,7 +48,7 @@ pub fn run(algos: &[Algo], settings: &Settings) -> Result<Vec<Row>, SpeedError> 
 }
 
 /// A thread's sealing loop: its own key, buffer and nonce counter.
-fn sealer<'a>(alg: &'static aead::Algorithm, size: usize) -> Result<Op<'a>, SpeedError> {
+pub(crate) fn sealer<'a>(alg: &'static aead::Algorithm, size: usize) -> Result<Op<'a>, SpeedError> {
     let mut key_bytes = vec![0u8; alg.key_len()];
     aws_lc_rs::rand::fill(&mut key_bytes).map_err(|err| SpeedError::crypto("random key", err))?;
     let key = UnboundKey::new(alg, &key_bytes)

@@ -3,7 +3,8 @@
 //! Names follow `openssl speed` where it has one (`rsa2048`, `ecdsap256`, `ed25519`) so the same
 //! words select the same rows in both tools; key agreement also accepts openssl's `ecdhx25519`
 //! and `ecdhp256`. A few group names (`rsa`, `ecdsa`, `kx`, `ciphers`, `handshake`) select
-//! several rows at once, as `openssl speed rsa` does.
+//! several rows at once, as `openssl speed rsa` does. `aes-128-cbc-hmac-sha1` (or `cbc`,
+//! `seed-002`) selects seed 002's whole table: the CBC rows and the AES-128-GCM rows beside them.
 
 use crate::SpeedError;
 
@@ -21,6 +22,9 @@ pub enum Section {
     Cipher,
     /// Full TLS handshakes per second, client and server in one thread.
     Handshake,
+    /// Seed 002's table: AES-128-CBC with HMAC-SHA1 (OpenSSL, stitched where it can) next to
+    /// AES-128-GCM (OpenSSL and aws-lc-rs), bytes per second per record size.
+    CbcVsGcm,
 }
 
 /// One selectable algorithm.
@@ -42,11 +46,13 @@ pub enum Algo {
     HandshakeRsa2048,
     HandshakeEcdsaP256,
     HandshakeEd25519,
+    /// Seed 002's table (several rows: see [`Section::CbcVsGcm`]).
+    Aes128CbcHmacSha1,
 }
 
 impl Algo {
     /// Every algorithm, in the order the tables list them.
-    pub const ALL: [Algo; 16] = [
+    pub const ALL: [Algo; 17] = [
         Algo::Rsa2048,
         Algo::Rsa3072,
         Algo::Rsa4096,
@@ -63,6 +69,7 @@ impl Algo {
         Algo::HandshakeRsa2048,
         Algo::HandshakeEcdsaP256,
         Algo::HandshakeEd25519,
+        Algo::Aes128CbcHmacSha1,
     ];
 
     /// The name on the command line and in the JSON report.
@@ -84,6 +91,7 @@ impl Algo {
             Algo::HandshakeRsa2048 => "handshake-rsa2048",
             Algo::HandshakeEcdsaP256 => "handshake-ecdsap256",
             Algo::HandshakeEd25519 => "handshake-ed25519",
+            Algo::Aes128CbcHmacSha1 => "aes-128-cbc-hmac-sha1",
         }
     }
 
@@ -103,11 +111,13 @@ impl Algo {
             Algo::HandshakeRsa2048 | Algo::HandshakeEcdsaP256 | Algo::HandshakeEd25519 => {
                 Section::Handshake
             }
+            Algo::Aes128CbcHmacSha1 => Section::CbcVsGcm,
         }
     }
 
     /// The algorithm's argument to `openssl speed` (`-evp NAME` for ciphers), if it has one
-    /// in OpenSSL 3.0 (which has no ML-KEM, and nothing like an in-memory handshake).
+    /// in OpenSSL 3.0 (which has no ML-KEM, and nothing like an in-memory handshake). Seed 002's
+    /// table has none: its OpenSSL rows are measured in process (`cbc.rs`).
     pub fn openssl_name(self) -> Option<&'static str> {
         match self {
             Algo::Rsa2048 | Algo::Rsa3072 | Algo::Rsa4096 | Algo::EcdsaP256 => Some(self.name()),
@@ -119,7 +129,8 @@ impl Algo {
             | Algo::X25519MlKem768
             | Algo::HandshakeRsa2048
             | Algo::HandshakeEcdsaP256
-            | Algo::HandshakeEd25519 => None,
+            | Algo::HandshakeEd25519
+            | Algo::Aes128CbcHmacSha1 => None,
         }
     }
 }
@@ -141,6 +152,7 @@ fn group(name: &str) -> Option<Vec<Algo>> {
         "handshake" | "handshakes" => of(Section::Handshake),
         "ecdhx25519" => vec![Algo::X25519],
         "ecdhp256" => vec![Algo::P256],
+        "cbc" | "seed-002" | "cbc-vs-gcm" => vec![Algo::Aes128CbcHmacSha1],
         _ => return None,
     };
     Some(algos)
@@ -181,6 +193,8 @@ pub fn known_names() -> String {
         "handshake",
         "ecdhx25519",
         "ecdhp256",
+        "cbc",
+        "seed-002",
     ]);
     names.join(", ")
 }

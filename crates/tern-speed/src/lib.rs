@@ -13,7 +13,10 @@
 //! - record ciphers (`aead`): AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, bytes/s at
 //!   16 … 16384 bytes;
 //! - full handshakes in memory (`handshake`): client and server in one thread, no sockets,
-//!   tern's real server policy, per certificate type and TLS version, with the server's share.
+//!   tern's real server policy, per certificate type and TLS version, with the server's share;
+//! - seed 002's table (`aes-128-cbc-hmac-sha1`, `cbc`): AES-128-CBC with HMAC-SHA1 on OpenSSL
+//!   (its stitched cipher where it has one) next to AES-128-GCM on OpenSSL and on aws-lc-rs as
+//!   rustls seals records, for the OpenSSL engine's CBC suites (feature `openssl-engine`).
 //!
 //! Every measurement runs for `--seconds` on `--multi` threads ([`measure`]); rates are per
 //! CPU-second of the measuring thread, as openssl's are, unless `--elapsed`; with `--multi N`
@@ -24,6 +27,7 @@
 mod aead;
 mod batched;
 mod catalog;
+mod cbc;
 mod error;
 mod handshake;
 mod kx;
@@ -50,8 +54,8 @@ pub use report::{HandshakeDetail, Report, Row, SplitDetail};
 pub struct SpeedArgs {
     /// Algorithms to measure (default: all): rsa2048 rsa3072 rsa4096 ecdsap256 ecdsap384
     /// ed25519 x25519 p256 mlkem768 x25519mlkem768 aes-128-gcm aes-256-gcm chacha20-poly1305
-    /// handshake-rsa2048 handshake-ecdsap256 handshake-ed25519, or the groups rsa, ecdsa,
-    /// signatures, kx, ciphers, handshake.
+    /// handshake-rsa2048 handshake-ecdsap256 handshake-ed25519 aes-128-cbc-hmac-sha1 (seed 002's
+    /// CBC vs GCM table), or the groups rsa, ecdsa, signatures, kx, ciphers, handshake, cbc.
     #[arg(value_name = "ALGORITHM")]
     pub algorithms: Vec<String>,
     /// Seconds per measurement (fractions allowed).
@@ -144,11 +148,12 @@ pub fn run(args: SpeedArgs) -> anyhow::Result<()> {
 }
 
 /// The tables, in the order they are measured and printed.
-const SECTIONS: [Section; 4] = [
+const SECTIONS: [Section; 5] = [
     Section::Signature,
     Section::KeyAgreement,
     Section::Cipher,
     Section::Handshake,
+    Section::CbcVsGcm,
 ];
 
 const HANDSHAKE_NOTE: &str = "handshakes: client and server in one thread through rustls, no \
@@ -167,6 +172,7 @@ fn measure_section(
         Section::KeyAgreement => kx::run(algos, settings),
         Section::Cipher => aead::run(algos, settings),
         Section::Handshake => handshake::run(algos, settings),
+        Section::CbcVsGcm => cbc::run(algos, settings),
     }
 }
 
@@ -227,6 +233,9 @@ fn execute(plan: &Plan) -> Result<Report, SpeedError> {
     }
     if plan.algos.iter().any(|a| a.section() == Section::Handshake) {
         report.notes.push(HANDSHAKE_NOTE.to_owned());
+    }
+    if plan.algos.iter().any(|a| a.section() == Section::CbcVsGcm) {
+        report.notes.push(cbc::note(&report.rows));
     }
     Ok(report)
 }

@@ -98,6 +98,8 @@ impl Openssl {
                 "openssl speed has no in-memory handshake: handshake rows are tern's alone"
                     .to_owned(),
             ),
+            // Its OpenSSL rows are measured in process, through the same EVP calls.
+            Section::CbcVsGcm => {}
         }
         if algos
             .iter()
@@ -126,7 +128,7 @@ fn has_counterpart(row: &Row) -> bool {
     match row.section {
         Section::Signature | Section::Cipher => true,
         Section::KeyAgreement => row.operation == "derive",
-        Section::Handshake => false,
+        Section::Handshake | Section::CbcVsGcm => false,
     }
 }
 

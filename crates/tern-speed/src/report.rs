@@ -59,11 +59,16 @@ pub struct Row {
     /// `rsa2048`, `x25519`, `aes-128-gcm`, ...; for handshakes, the certificate's key.
     pub algorithm: String,
     /// `sign`, `verify`, `keygen`, `derive`, `encapsulate`, `decapsulate`,
-    /// `tls_key_exchange`, `seal` or `handshake`.
+    /// `tls_key_exchange`, `seal`, `handshake`; in seed 002's table `stitched` (OpenSSL's
+    /// AES-128-CBC-HMAC-SHA1 cipher) or `composed` (AES-128-CBC, then HMAC-SHA1).
     pub operation: String,
     /// Record size of a cipher row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<usize>,
+    /// The library measured when it is not the provider of the report (seed 002's table:
+    /// `openssl` or `aws-lc-rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// Operations counted (all threads).
     pub ops: u64,
     pub wall_seconds: f64,
@@ -124,6 +129,7 @@ impl Row {
             algorithm: algorithm.to_owned(),
             operation: operation.to_owned(),
             bytes: None,
+            library: None,
             ops: measured.ops,
             wall_seconds: measured.wall_seconds,
             cpu_seconds: measured.cpu_seconds,

@@ -2,7 +2,9 @@
 //! agreement, one row of 1000s of bytes per second per cipher with a column per block size,
 //! and handshakes/s per certificate and version. RSA keys add batched sign/s (tern-mb) and its
 //! ratio to aws-lc's single-operation sign/s. openssl's figure and the ratio tern ÷ openssl
-//! sit beside tern's wherever there is one; `-` marks a figure that is missing.
+//! sit beside tern's wherever there is one; `-` marks a figure that is missing. Seed 002's table
+//! has a row per cipher and library, like the paper's "Bulk Stitched" figure, and the ratio of
+//! the CBC row to OpenSSL's GCM row.
 
 use std::fmt::Write;
 
@@ -21,6 +23,7 @@ pub fn render(section: Section, rows: &[Row]) -> String {
         Section::KeyAgreement => key_agreement(&rows),
         Section::Cipher => ciphers(&rows),
         Section::Handshake => handshakes(&rows),
+        Section::CbcVsGcm => cbc_vs_gcm(&rows),
     }
 }
 
@@ -178,6 +181,72 @@ fn handshakes(rows: &[&Row]) -> String {
             num(split.map(|s| s.client_ops_per_sec)),
             detail.map_or("-", |d| d.negotiated.as_str()),
         );
+    }
+    out
+}
+
+fn cbc_vs_gcm(rows: &[&Row]) -> String {
+    let mut out = String::from(
+        "seed 002: AES-128-CBC + HMAC-SHA1 next to AES-128-GCM, \
+         in 1000s of bytes per second processed.\n",
+    );
+    let _ = write!(out, "{:<40}", "type");
+    for size in SIZES {
+        let _ = write!(out, " {:>13}", format!("{size} bytes"));
+    }
+    out.push('\n');
+    let mut kinds: Vec<(&str, &str, Option<&str>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.algorithm.as_str(),
+                r.operation.as_str(),
+                r.library.as_deref(),
+            )
+        })
+        .collect();
+    kinds.dedup();
+    let at = |kind: (&str, &str, Option<&str>), size: usize| {
+        rows.iter().find(|r| {
+            (
+                r.algorithm.as_str(),
+                r.operation.as_str(),
+                r.library.as_deref(),
+            ) == kind
+                && r.bytes == Some(size)
+        })
+    };
+    for &kind in &kinds {
+        let (algorithm, operation, library) = kind;
+        let title = format!(
+            "{} {} {}",
+            algorithm.to_ascii_uppercase(),
+            operation,
+            library.unwrap_or("-")
+        );
+        let _ = write!(out, "{title:<40}");
+        for size in SIZES {
+            let _ = write!(
+                out,
+                " {:>13}",
+                kilo(at(kind, size).and_then(|r| r.bytes_per_sec))
+            );
+        }
+        out.push('\n');
+    }
+    let cbc = kinds.iter().find(|k| k.0 == "aes-128-cbc-hmac-sha1");
+    let gcm = kinds
+        .iter()
+        .find(|k| k.0 == "aes-128-gcm" && k.2 == Some(crate::cbc::OPENSSL));
+    if let (Some(&cbc), Some(&gcm)) = (cbc, gcm) {
+        let _ = write!(out, "{:<40}", "  CBC-SHA1 / GCM (openssl)");
+        for size in SIZES {
+            let ratio_at = at(cbc, size)
+                .zip(at(gcm, size))
+                .map(|(c, g)| c.headline() / g.headline());
+            let _ = write!(out, " {:>13}", ratio(ratio_at));
+        }
+        out.push('\n');
     }
     out
 }

@@ -258,3 +258,26 @@ fn rsa_rows_include_the_batched_rate_on_ifma() {
         assert!(batched::note().contains("lacks AVX-512 IFMA"));
     }
 }
+
+#[test]
+fn seed_002_table_has_every_row_with_positive_rates() {
+    let rows = cbc::run(&[Algo::Aes128CbcHmacSha1], &quick(1)).unwrap();
+    let libraries = if cfg!(feature = "openssl-engine") {
+        3
+    } else {
+        1
+    };
+    assert_eq!(rows.len(), aead::SIZES.len() * libraries);
+    for row in &rows {
+        assert_eq!(row.section, Section::CbcVsGcm);
+        assert!(row.bytes_per_sec.unwrap() > 0.0, "{row:?}");
+        assert!(row.library.is_some(), "{row:?}");
+    }
+    let table = table::render(Section::CbcVsGcm, &rows);
+    assert!(table.contains("AES-128-GCM seal aws-lc-rs"), "{table}");
+    assert!(table.contains("16384 bytes"), "{table}");
+    let note = cbc::note(&rows);
+    assert!(note.contains("seed 002"), "{note}");
+    // Selecting another table measures nothing here.
+    assert!(cbc::run(&[Algo::Aes128Gcm], &quick(1)).unwrap().is_empty());
+}

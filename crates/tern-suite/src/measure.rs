@@ -117,7 +117,13 @@ pub fn bench_args(spec: &LoadSpec<'_>, caps: Capabilities) -> (Vec<String>, Vec<
     push("--cpus", cpus.join(","));
     if let Some(tls) = &w.tls {
         push("--tls-version", tls.version.number().to_owned());
-        push("--ciphers", tls.suite.iana.to_owned());
+        // Suites rustls lacks go through the generator's OpenSSL engine, in OpenSSL's names.
+        if crate::targets::needs_openssl(tls.suite) {
+            push("--tls-engine", "openssl".to_owned());
+            push("--ciphers", tls.suite.openssl.to_owned());
+        } else {
+            push("--ciphers", tls.suite.iana.to_owned());
+        }
         let groups: Vec<&str> = tls
             .offered_groups()
             .iter()
@@ -296,10 +302,13 @@ fn convert(report: &tern_bench::Report) -> Measurement {
         latency: percentiles(&s.total),
         curve: curve(&s.total),
         per_second: s.per_second.clone(),
-        tls: s
-            .tls
-            .as_ref()
-            .map(|t| format!("{} {} {}", t.version, t.suite, t.group)),
+        tls: s.tls.as_ref().map(|t| {
+            let kx = &t.key_exchange;
+            format!(
+                "{} {} {kx} {} ({} client)",
+                t.version, t.suite, t.group, t.engine
+            )
+        }),
         client_cpu_share: report.cpu_share(),
         client_bound: report.client_bound(),
         reference: report.reference.as_ref().map(|r| percentiles(&r.total)),

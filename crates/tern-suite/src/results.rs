@@ -146,7 +146,9 @@ pub struct Measurement {
     pub curve: Vec<(f64, u64)>,
     /// Completed responses in each second of the window.
     pub per_second: Vec<u64>,
-    /// Negotiated TLS parameters, as the client saw them.
+    /// Negotiated TLS parameters, as the client saw them: version, suite, key exchange, group
+    /// and the client's engine, e.g. `TLSv1_2 TLS_RSA_WITH_AES_128_CBC_SHA RSA none (openssl
+    /// client)`.
     pub tls: Option<String>,
     /// Share of its CPUs the client used (1.0 = saturated), and whether that marks it bound.
     pub client_cpu_share: Option<f64>,

@@ -18,11 +18,13 @@
 //! - client-initiated renegotiation off (a CPU cost a client could impose for nothing);
 //! - ALPN from the bind's list (HTTP/1.x only: HTTP/2 is served on rustls binds);
 //! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
-//!   per process) unless `tickets = false`.
+//!   per process) unless `tickets = false`;
+//! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`).
 //!
 //! Names come from the same loader as the rustls engine (`certs.rs`: SAN, else CN, plus the
 //! certificate's `names`), so SNI selects the same certificate on both engines.
 
+mod client_auth;
 mod context;
 pub use context::cipher_string;
 mod sni;

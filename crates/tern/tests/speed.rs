@@ -231,3 +231,47 @@ fn rsa_rows_show_the_batched_rate_when_the_cpu_has_ifma() {
         assert!(out.stdout.contains("lacks AVX-512 IFMA"), "{}", out.stdout);
     }
 }
+
+/// Seed 002's table: the CBC rows (stitched where OpenSSL has the cipher, else composed) and
+/// AES-128-GCM on OpenSSL and on aws-lc-rs, at every size, with positive rates.
+#[test]
+fn seed_002_cbc_table_has_every_row() {
+    let json = temp_dir("speed-cbc").join("speed.json");
+    let args = [
+        "speed",
+        "--seconds",
+        "0.02",
+        "--no-openssl",
+        "cbc",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = tern_finish(&args, LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("seed 002"), "{}", out.stdout);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let all = report["rows"].as_array().unwrap();
+    let sizes = [16, 64, 256, 1024, 8192, 16384];
+    let openssl = cfg!(feature = "openssl-engine");
+    assert_eq!(all.len(), sizes.len() * if openssl { 3 } else { 1 });
+    for row in all {
+        assert_eq!(row["section"], "cbc_vs_gcm", "{row}");
+        assert!(number(row, "bytes_per_sec") > 0.0, "{row}");
+    }
+    let gcm = |library: &str| {
+        rows(&report, "aes-128-gcm", "seal")
+            .into_iter()
+            .filter(|r| r["library"] == library)
+            .count()
+    };
+    assert_eq!(gcm("aws-lc-rs"), sizes.len());
+    if openssl {
+        assert_eq!(gcm("openssl"), sizes.len());
+        let stitched = rows(&report, "aes-128-cbc-hmac-sha1", "stitched").len();
+        let composed = rows(&report, "aes-128-cbc-hmac-sha1", "composed").len();
+        assert_eq!(stitched + composed, sizes.len(), "{report:#}");
+        assert!(out.stdout.contains("CBC-SHA1 / GCM"), "{}", out.stdout);
+    }
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("seed 002"), "{notes}");
+}

@@ -341,3 +341,81 @@ fn suite_runs_the_tcp_relays_and_tern_in_front_of_haproxy() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("TCP relay, TLS 1.3"), "{md}");
 }
+
+/// The `tern.toml` blocks a dry run printed, by workload name.
+fn tern_configs(dry_run: &str) -> Vec<(String, String)> {
+    let mut configs = Vec::new();
+    let mut workload = String::new();
+    let mut lines = dry_run.lines();
+    while let Some(line) = lines.next() {
+        if let Some(rest) = line.strip_prefix("== workload ") {
+            workload = rest.split(':').next().unwrap().to_owned();
+        } else if line == "-- tern: tern.toml" {
+            let block: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("-- "))
+                .collect();
+            configs.push((workload.clone(), block.join("\n")));
+        }
+    }
+    configs
+}
+
+/// The seed scenarios' legacy rows (static RSA, DHE, CBC) put tern's bind on the OpenSSL engine
+/// and the client on `tern bench --tls-engine openssl`; every tern configuration the shipped
+/// seed scenarios generate passes `tern check`.
+#[cfg(feature = "openssl-engine")]
+#[test]
+fn seed_scenarios_generate_configurations_tern_check_accepts() {
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios");
+    let dir = temp_dir("suite-seed-check");
+    // The dry run's configurations name ../../certs/<kind>.pem from configs/<row>/.
+    let certs = dir.join("certs");
+    let row = dir.join("configs").join("row");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::create_dir_all(&row).unwrap();
+    write_cert(&certs, "rsa", tern_tls::KeyKind::Rsa2048);
+    write_cert(&certs, "ecdsa", tern_tls::KeyKind::EcdsaP256);
+    let mut legacy = 0;
+    for seed in ["seed-000", "seed-002", "seed-004"] {
+        let file = scenarios.join(format!("{seed}.toml"));
+        let done = tern_finish(
+            &["bench", "suite", file.to_str().unwrap(), "--dry-run"],
+            Duration::from_secs(30),
+        );
+        assert_eq!(done.code, Some(0), "{seed}: {done:?}");
+        for line in done
+            .stdout
+            .lines()
+            .filter(|l| l.contains("engine = \"openssl\""))
+        {
+            assert!(line.contains("ciphers = ["), "{seed}: {line}");
+            legacy += 1;
+        }
+        let clients = done
+            .stdout
+            .lines()
+            .filter(|l| l.contains("--tls-engine openssl"));
+        assert!(
+            clients.count() > 0,
+            "{seed}: no OpenSSL client\n{}",
+            done.stdout
+        );
+        assert!(!done.stdout.contains("n/a"), "{seed}:\n{}", done.stdout);
+        for (workload, config) in tern_configs(&done.stdout) {
+            let path = row.join("tern.toml");
+            std::fs::write(&path, &config).unwrap();
+            let check = tern_finish(
+                &["check", "-c", path.to_str().unwrap()],
+                Duration::from_secs(30),
+            );
+            assert_eq!(
+                check.code,
+                Some(0),
+                "{seed} {workload}:\n{config}\n{check:?}"
+            );
+        }
+    }
+    // seed 000: RSA and DHE at 1 and 2 cores; seed 002: 4 rows; seed 004: 1 row, also in TCP mode.
+    assert!(legacy >= 9, "{legacy} OpenSSL binds");
+}

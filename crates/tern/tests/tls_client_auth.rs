@@ -4,6 +4,8 @@
 //! with a TLS alert a client without a certificate, one from another CA, and a revoked one
 //! (CRL); `optional` lets a client without a certificate through with `X-SSL-Client-Verify:
 //! NONE`. Refusals are counted by reason. rustls clients, and `openssl s_client -cert -key`.
+//! Each scenario runs on both engines of a bind: rustls, and OpenSSL (`engine = "openssl"`,
+//! default build only).
 
 #![allow(clippy::unwrap_used)]
 
@@ -113,11 +115,16 @@ fn pki(dir: &Path) -> Vec<u8> {
     alice
 }
 
-/// A configuration whose single bind has `client_auth = { CLIENT_AUTH }` and a term backend,
-/// with `client_cert_headers` on.
-fn config(dir: &Path, term: &Term, client_auth: &str) -> String {
+/// The bind keys choosing each engine.
+const RUSTLS: &str = "";
+#[cfg(feature = "openssl-engine")]
+const OPENSSL: &str = ", engine = \"openssl\"";
+
+/// A configuration whose single bind has `client_auth = { CLIENT_AUTH }` on the engine `engine`
+/// names ([`RUSTLS`] or [`OPENSSL`]) and a term backend, with `client_cert_headers` on.
+fn config(dir: &Path, term: &Term, client_auth: &str, engine: &str) -> String {
     let tls = format!(
-        "tls = {{ certs = [{{ cert = {}, key = {} }}], client_auth = {{ {client_auth} }} }}",
+        "tls = {{ certs = [{{ cert = {}, key = {} }}], client_auth = {{ {client_auth} }}{engine} }}",
         toml_path(&dir.join("server.crt")),
         toml_path(&dir.join("server.key")),
     );
@@ -179,6 +186,16 @@ fn sha256_hex(der: &[u8]) -> String {
 
 #[tokio::test]
 async fn required_passes_a_good_certificate_and_refuses_the_others() {
+    required(RUSTLS).await;
+}
+
+#[cfg(feature = "openssl-engine")]
+#[tokio::test]
+async fn openssl_engine_required_passes_a_good_certificate_and_refuses_the_others() {
+    required(OPENSSL).await;
+}
+
+async fn required(engine: &str) {
     let dir = temp_dir("mtls-required");
     let alice = pki(&dir);
     let term = Term::start("s1");
@@ -187,7 +204,7 @@ async fn required_passes_a_good_certificate_and_refuses_the_others() {
         toml_path(&dir.join("ca.pem")),
         toml_path(&dir.join("ca.crl"))
     );
-    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth));
+    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth, engine));
 
     let head = request(tern.addr(), client(&dir, Some("alice")))
         .await
@@ -227,6 +244,16 @@ async fn required_passes_a_good_certificate_and_refuses_the_others() {
 
 #[tokio::test]
 async fn optional_lets_a_client_without_certificate_through() {
+    optional(RUSTLS).await;
+}
+
+#[cfg(feature = "openssl-engine")]
+#[tokio::test]
+async fn openssl_engine_optional_lets_a_client_without_certificate_through() {
+    optional(OPENSSL).await;
+}
+
+async fn optional(engine: &str) {
     let dir = temp_dir("mtls-optional");
     pki(&dir);
     let term = Term::start("s1");
@@ -234,7 +261,7 @@ async fn optional_lets_a_client_without_certificate_through() {
         "verify = \"optional\", ca = {}",
         toml_path(&dir.join("ca.pem"))
     );
-    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth));
+    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth, engine));
 
     let head = request(tern.addr(), client(&dir, None)).await.unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
@@ -261,6 +288,16 @@ async fn optional_lets_a_client_without_certificate_through() {
 
 #[tokio::test]
 async fn openssl_s_client_with_and_without_a_certificate() {
+    s_client_with_and_without_a_certificate(RUSTLS);
+}
+
+#[cfg(feature = "openssl-engine")]
+#[tokio::test]
+async fn openssl_engine_openssl_s_client_with_and_without_a_certificate() {
+    s_client_with_and_without_a_certificate(OPENSSL);
+}
+
+fn s_client_with_and_without_a_certificate(engine: &str) {
     if !have("openssl") {
         eprintln!("openssl not installed: skipped");
         return;
@@ -269,7 +306,7 @@ async fn openssl_s_client_with_and_without_a_certificate() {
     pki(&dir);
     let term = Term::start("s1");
     let auth = format!("ca = {}", toml_path(&dir.join("ca.pem")));
-    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth));
+    let tern = Tern::run_in(dir.clone(), &config(&dir, &term, &auth, engine));
     let request = b"GET /?h=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     let (crt, key) = (dir.join("alice.crt"), dir.join("alice.key"));
     let args = [

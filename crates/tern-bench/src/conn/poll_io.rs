@@ -107,6 +107,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
             Stream::Tls(tls) => tls.poll_recv(cx, buf),
+            Stream::Ossl(tls) => tls.poll_read(cx, buf),
         }
     }
 }
@@ -120,6 +121,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
             Stream::Tls(tls) => tls.poll_send(cx, buf),
+            Stream::Ossl(tls) => tls.poll_write(cx, buf),
         }
     }
 
@@ -127,6 +129,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
             Stream::Tls(tls) => tls.poll_flush_tls(cx),
+            Stream::Ossl(tls) => tls.poll_flush(cx),
         }
     }
 
@@ -138,6 +141,7 @@ impl AsyncWrite for Stream {
                 ready!(tls.poll_flush_tls(cx))?;
                 Pin::new(&mut tls.tcp).poll_shutdown(cx)
             }
+            Stream::Ossl(tls) => tls.poll_shutdown(cx),
         }
     }
 }

@@ -43,6 +43,7 @@ pub(crate) fn sample_report() -> Report {
             verify: "none",
             rate: None,
             ramp: Duration::ZERO,
+            engine: "rustls",
             tls_version: "1.3,1.2".into(),
             groups: vec!["x25519".into()],
             key_share_reuse: 1,

@@ -92,11 +92,13 @@ impl Report {
         };
         writeln!(
             f,
-            "tls         {} {} {}, ALPN {}, certificate {}, resumption {resume}",
+            "tls         {} {} {} {}, ALPN {}, {} client, certificate {}, resumption {resume}",
             tls.version,
             tls.suite,
+            tls.key_exchange,
             tls.group,
             tls.alpn.as_deref().unwrap_or("none"),
+            tls.engine,
             set.verify
         )
     }

@@ -86,6 +86,23 @@ fn resume_id_needs_tls12_and_names_are_checked() {
     assert!(TlsSetup::new(&args, "h", true).is_err());
 }
 
+#[test]
+fn rustls_refuses_tls10_and_names_the_other_engine() {
+    let args = BenchArgs::from_args(["https://h/", "--tls-version", "1.1"]).unwrap();
+    assert_eq!(args.tls_engine, crate::args::TlsEngine::Rustls);
+    let err = TlsSetup::new(&args, "h", true).unwrap_err().to_string();
+    assert!(err.contains("--tls-engine openssl"), "{err}");
+}
+
+/// Without the feature, the OpenSSL engine is refused with a message naming it.
+#[cfg(not(feature = "openssl-engine"))]
+#[test]
+fn openssl_engine_needs_its_feature() {
+    let args = BenchArgs::from_args(["https://h/", "--tls-engine", "openssl"]).unwrap();
+    let err = ClientTls::new(&args, "h", true).unwrap_err().to_string();
+    assert!(err.contains("openssl-engine"), "{err}");
+}
+
 /// Full handshakes ask the server for no tickets (RFC 9149); resuming connections leave the
 /// number to the server.
 #[test]

@@ -2,8 +2,8 @@
 //! strings checked against the refused families, DH parameters.
 //!
 //! What the OpenSSL engine does not do yet is refused here by name (`groups`, `sigalgs`,
-//! client certificates, shared ticket keys, HTTP/2), rather than silently ignored: a bind
-//! never runs with less than its file says.
+//! shared ticket keys, HTTP/2), rather than silently ignored: a bind never runs with less than
+//! its file says.
 
 use super::Checker;
 use crate::locate::KeyPath;
@@ -52,7 +52,6 @@ impl Checker<'_> {
         for (key, set) in [
             ("groups", raw.groups.is_some()),
             ("sigalgs", raw.sigalgs.is_some()),
-            ("client_auth", raw.client_auth.is_some()),
         ] {
             if set {
                 self.issue(

@@ -132,3 +132,18 @@ fn http2_workloads_ask_for_h2_and_streams() {
     let parsed = parse(&args).unwrap();
     assert!(parsed.h2 && parsed.streams == 32);
 }
+
+#[test]
+fn suites_rustls_lacks_go_through_the_openssl_engine() {
+    let text = "[scenario]\nname = \"m\"\ntargets = [\"tern\"]\n[[workload]]\nname = \"w\"\n\
+                version = \"1.2\"\ncert = \"rsa\"\nsuite = \"AES128-SHA\"\n";
+    let s = scenario::parse(text, Path::new("m.toml"), &Host::default()).unwrap();
+    let (args, _) = bench_args(&spec(&s.workloads[0], &[1]), capabilities());
+    let line = args.join(" ");
+    assert!(
+        line.contains("--tls-engine openssl --ciphers AES128-SHA"),
+        "{line}"
+    );
+    let parsed = parse(&args).unwrap();
+    assert_eq!(parsed.tls_engine, tern_bench::args::TlsEngine::Openssl);
+}

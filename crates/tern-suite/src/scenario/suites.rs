@@ -3,8 +3,9 @@
 //! A scenario names a suite once, but four programs read it: the client (rustls, IANA names),
 //! HAProxy, nginx, stunnel and hitch (OpenSSL names). This table is the single translation, and
 //! it records the facts that decide whether a target can run a workload at all: the key exchange
-//! (rustls has no static-RSA and no finite-field DHE key exchange, and no CBC suites), the
-//! certificate type the suite needs, and the protocol version.
+//! (rustls has no static-RSA and no finite-field DHE key exchange, and no CBC suites: those run on
+//! the OpenSSL engines of tern and `tern bench`), the certificate type the suite needs, and the
+//! protocol version.
 
 use super::TlsVersion;
 
@@ -93,6 +94,7 @@ pub static SUITES: &[Suite] = &[
     suite("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384", Ecdhe, E, true),
     suite("TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305", Ecdhe, E, true),
     suite("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA-AES128-SHA", Ecdhe, R, false),
+    suite("TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA-AES256-SHA", Ecdhe, R, false),
     suite("TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA-AES128-SHA", Ecdhe, E, false),
     suite("TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", "DHE-RSA-AES128-GCM-SHA256", Dhe, R, false),
     suite("TLS_DHE_RSA_WITH_AES_128_CBC_SHA", "DHE-RSA-AES128-SHA", Dhe, R, false),

@@ -14,9 +14,11 @@
 //! and hitch alone): no monitor URI, no request read, each client connection relayed whole to
 //! one backend chosen round-robin per connection, a new server connection each time.
 //!
-//! tern's TLS policy is fixed (TLS 1.2 and 1.3, ECDHE with AEAD suites only) and has no setting
-//! to narrow it; the client offers exactly the workload's version, suite and group, so the
-//! handshake a target performs is the same either way.
+//! tern's rustls policy is fixed (TLS 1.2 and 1.3, ECDHE with AEAD suites only) and has no
+//! setting to narrow it; the client offers exactly the workload's version, suite and group, so
+//! the handshake a target performs is the same either way. Suites rustls lacks (static RSA, DHE,
+//! CBC: seeds 000, 002, 004) run on tern's OpenSSL engine (`engine = "openssl"` with the suite as
+//! its `ciphers`, [`needs_openssl`]), driven by `tern bench --tls-engine openssl`.
 
 mod haproxy;
 mod nginx;
@@ -30,6 +32,7 @@ mod tests;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use crate::scenario::suites::Suite;
 use crate::scenario::{Group, KeyExchange, Mode, TargetKind, Workload};
 
 /// Connection limit of every target (HAProxy needs about two descriptors per connection, and
@@ -160,12 +163,14 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Why the load generator cannot drive `w` at all (any target), or `None`.
+/// Why the load generator cannot drive `w` at all (any target), or `None`: suites rustls lacks
+/// go through its OpenSSL engine (`--tls-engine openssl`), when this build has it.
 pub fn client_unsupported(w: &Workload) -> Option<String> {
     let tls = w.tls.as_ref()?;
-    if !tls.suite.rustls {
+    if !tls.suite.rustls && !tern_bench::has_openssl_engine() {
         return Some(format!(
-            "the load generator (rustls) cannot offer {}: rustls implements neither {} nor CBC suites",
+            "the load generator cannot offer {}: rustls implements neither {} nor CBC suites, \
+             and this build has no OpenSSL engine (feature openssl-engine)",
             tls.suite.iana,
             match tls.suite.kx {
                 KeyExchange::Rsa => "static-RSA key exchange",
@@ -217,31 +222,36 @@ pub fn unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
     }
 }
 
-/// What tern's TLS policy (rustls) cannot do.
+/// What tern cannot do: suites rustls lacks need the OpenSSL engine of a bind
+/// (`engine = "openssl"`, see [`needs_openssl`]), which a build without it does not have.
 fn tern_unsupported(w: &Workload) -> Option<String> {
     let tls = w.tls.as_ref()?;
-    (!tls.suite.rustls).then(|| {
+    (!tls.suite.rustls && !tern_bench::has_openssl_engine()).then(|| {
         format!(
-            "tern's TLS policy (rustls) has no {} ({} key exchange{})",
+            "this tern has no OpenSSL engine, and its rustls engine has no {} ({} key exchange{})",
             tls.suite.iana,
             tls.suite.kx.label(),
-            if tls.suite.openssl.contains("SHA") && !tls.suite.openssl.contains("GCM") {
-                ", CBC"
-            } else {
-                ""
-            }
+            if is_cbc(tls.suite) { ", CBC" } else { "" }
         )
     })
 }
 
+/// Whether a suite is a CBC one (OpenSSL names them without a mode: `AES128-SHA`).
+fn is_cbc(suite: &Suite) -> bool {
+    suite.openssl.contains("SHA")
+        && !suite.openssl.contains("GCM")
+        && !suite.openssl.contains("POLY")
+}
+
+/// Whether tern's bind (and the client) use the OpenSSL engine for `suite`, chosen per workload
+/// as an operator would: rustls where it has the suite, OpenSSL (static RSA, DHE, CBC) where it
+/// does not. The client follows the same rule (`measure::bench_args`).
+pub fn needs_openssl(suite: &Suite) -> bool {
+    !suite.rustls
+}
+
 fn openssl_unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
     let tls = w.tls.as_ref()?;
-    if kind == TargetKind::Nginx && tls.suite.kx == KeyExchange::Dhe {
-        return Some(
-            "nginx does DHE only with an ssl_dhparam file, which the suite does not generate"
-                .into(),
-        );
-    }
     let group_used = matches!(tls.suite.kx, KeyExchange::Ecdhe | KeyExchange::Tls13);
     (group_used && tls.group == Group::X25519Mlkem768).then(|| {
         format!("{kind} runs on the system OpenSSL, which has no X25519MLKEM768 before OpenSSL 3.5")

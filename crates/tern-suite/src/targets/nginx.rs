@@ -8,7 +8,8 @@
 //! the `listen` line (ALPN h2 over TLS, prior knowledge in plain text); `keepalive_requests`
 //! bounds HTTP/2 streams per connection too, hence the raised limit. nginx forks one worker process
 //! per CPU, each pinned with `worker_cpu_affinity`; the suite sums the CPU time of the whole
-//! process tree.
+//! process tree. DHE workloads get RFC 7919's ffdhe2048 as `ssl_dhparam` (written beside the
+//! configuration), the group tern's OpenSSL engine and HAProxy use by default.
 
 use std::fmt::Write as _;
 
@@ -18,8 +19,22 @@ use super::{
 };
 use crate::scenario::{KeyExchange, TlsSpec, TlsVersion};
 
+/// RFC 7919's ffdhe2048 group (the PEM tern's OpenSSL engine uses, and HAProxy's
+/// `tune.ssl.default-dh-param 2048`): nginx's `ssl_dhparam` for DHE workloads.
+const FFDHE2048: &str = include_str!("ffdhe2048.pem");
+/// The file it is written to, in the target's directory.
+const DH_FILE: &str = "ffdhe2048.pem";
+
 pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
     let text = config(layout);
+    let mut files = Vec::new();
+    if layout
+        .workload
+        .tls
+        .is_some_and(|t| t.suite.kx == KeyExchange::Dhe)
+    {
+        files.push((DH_FILE.to_owned(), FFDHE2048.to_owned()));
+    }
     let file = "nginx.conf".to_owned();
     let path = layout.dir.join(&file);
     let program = tools.nginx.clone().unwrap_or_else(|| "nginx".into());
@@ -31,8 +46,9 @@ pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
         "-c".to_owned(),
         path.display().to_string(),
     ];
+    files.push((file, text));
     Generated {
-        files: vec![(file, text)],
+        files,
         procs: vec![pinned(
             "nginx",
             &program,
@@ -145,8 +161,9 @@ fn listen_tls(c: &mut String, layout: &Layout<'_>, tls: &TlsSpec, cert: &std::pa
             let _ = writeln!(c, "        ssl_ciphers {};", tls.suite.openssl);
         }
     }
-    // DHE would need an `ssl_dhparam` file: such workloads are refused for nginx
-    // (see `unsupported`) and cannot be driven by the rustls client anyway.
+    if tls.suite.kx == KeyExchange::Dhe {
+        let _ = writeln!(c, "        ssl_dhparam {DH_FILE};");
+    }
     if matches!(tls.suite.kx, KeyExchange::Ecdhe | KeyExchange::Tls13) {
         let _ = writeln!(c, "        ssl_ecdh_curve {};", tls.openssl_groups());
     }

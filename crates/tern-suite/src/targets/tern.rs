@@ -10,6 +10,9 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::path::Path;
+
+use crate::scenario::TlsSpec;
 
 use super::{
     Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, IDLE_PER_SERVER, KEEP_ALIVE_S, MAXCONN,
@@ -81,6 +84,21 @@ fn head(layout: &Layout<'_>, mode: &str) -> String {
     c
 }
 
+/// The bind's `tls` table: the certificate, and for suites rustls lacks the OpenSSL engine with
+/// the workload's suite as its cipher list (see [`super::needs_openssl`]).
+fn tls_table(c: &mut String, tls: &TlsSpec, cert: &Path) {
+    let certs = quote(&cert.display().to_string());
+    if super::needs_openssl(tls.suite) {
+        let _ = writeln!(
+            c,
+            "tls = {{ certs = [{certs}], engine = \"openssl\", ciphers = [{}] }}",
+            quote(tls.suite.openssl)
+        );
+    } else {
+        let _ = writeln!(c, "tls = {{ certs = [{certs}] }}");
+    }
+}
+
 fn servers(c: &mut String, servers: &[SocketAddr]) {
     c.push_str("servers = [\n");
     for (i, addr) in servers.iter().enumerate() {
@@ -93,12 +111,8 @@ fn servers(c: &mut String, servers: &[SocketAddr]) {
 /// connection; TLS terminated on the bind when the workload has TLS.
 pub(super) fn tcp_config(layout: &Layout<'_>, to: &[SocketAddr]) -> String {
     let mut c = head(layout, "mode = \"tcp\"\n");
-    if let (Some(_), Some(cert)) = (&layout.workload.tls, &layout.cert) {
-        let _ = writeln!(
-            c,
-            "tls = {{ certs = [{}] }}",
-            quote(&cert.display().to_string())
-        );
+    if let (Some(tls), Some(cert)) = (&layout.workload.tls, &layout.cert) {
+        tls_table(&mut c, tls, cert);
     }
     let _ = write!(
         c,
@@ -115,13 +129,7 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
     let mut c = head(layout, "");
     match (&layout.workload.tls, &layout.cert) {
         // TLS binds offer ALPN h2 and http/1.1 by default: HTTP/2 needs nothing more.
-        (Some(_), Some(cert)) => {
-            let _ = writeln!(
-                c,
-                "tls = {{ certs = [{}] }}",
-                quote(&cert.display().to_string())
-            );
-        }
+        (Some(tls), Some(cert)) => tls_table(&mut c, tls, cert),
         _ if layout.workload.h2_streams.is_some() => {
             c.push_str("http2 = { cleartext = true }\n");
         }

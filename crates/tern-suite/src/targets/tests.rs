@@ -193,6 +193,39 @@ fn tern_config_parses_with_terns_own_loader() {
 }
 
 #[test]
+fn legacy_suites_put_tern_on_its_openssl_engine_and_nginx_gets_dh_parameters() {
+    let dir = temp_with_certs("legacy");
+    for suite in [
+        "AES128-SHA",
+        "DHE-RSA-AES128-GCM-SHA256",
+        "ECDHE-RSA-AES256-SHA",
+    ] {
+        let s = scenario(&format!(
+            "version = \"1.2\"\ncert = \"rsa\"\nsuite = \"{suite}\""
+        ));
+        let l = layout(&s, &dir, Some(dir.join("rsa.pem")));
+        let text = tern::config(&l);
+        let wanted = format!("engine = \"openssl\", ciphers = [\"{suite}\"]");
+        assert!(text.contains(&wanted), "{text}");
+        tern_config::parse(&text, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let tcp = tern::tcp_config(&l, &BACKENDS);
+        assert!(tcp.contains(&wanted), "{tcp}");
+        let g = generate(TargetKind::Nginx, &l, &tools());
+        let dhe = suite.starts_with("DHE");
+        assert_eq!(
+            text_of(&g, "nginx.conf").contains("ssl_dhparam ffdhe2048.pem;"),
+            dhe
+        );
+        assert_eq!(g.files.iter().any(|(n, _)| n == "ffdhe2048.pem"), dhe);
+    }
+    // Suites rustls has stay on the rustls engine.
+    let s = scenario("version = \"1.2\"\ncert = \"rsa\"");
+    let text = tern::config(&layout(&s, &dir, Some(dir.join("rsa.pem"))));
+    assert!(!text.contains("engine"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn offloaders_run_haproxy_behind_them_in_plain_http() {
     let s = scenario("version = \"1.2\"");
     let l = layout(&s, Path::new("/d"), Some("/d/rsa.pem".into()));
@@ -234,14 +267,18 @@ fn offloaders_run_haproxy_behind_them_in_plain_http() {
 fn capabilities_say_who_cannot_do_what() {
     let s = scenario("version = \"1.2\"\nsuite = \"DHE-RSA-AES128-GCM-SHA256\"");
     let w = &s.workloads[0];
-    assert!(client_unsupported(w).unwrap().contains("finite-field DHE"));
-    assert!(unsupported(TargetKind::Tern, w)
-        .unwrap()
-        .contains("DHE key exchange"));
+    // Suites rustls lacks run on the OpenSSL engines, where the build has them.
+    if tern_bench::has_openssl_engine() {
+        assert!(client_unsupported(w).is_none());
+        assert!(unsupported(TargetKind::Tern, w).is_none());
+    } else {
+        assert!(client_unsupported(w).unwrap().contains("finite-field DHE"));
+        assert!(unsupported(TargetKind::Tern, w)
+            .unwrap()
+            .contains("DHE key exchange"));
+    }
     assert!(unsupported(TargetKind::Haproxy, w).is_none());
-    assert!(unsupported(TargetKind::Nginx, w)
-        .unwrap()
-        .contains("ssl_dhparam"));
+    assert!(unsupported(TargetKind::Nginx, w).is_none());
     let s = scenario("group = \"x25519mlkem768\"");
     let w = &s.workloads[0];
     assert!(client_unsupported(w).is_none() && unsupported(TargetKind::Tern, w).is_none());
@@ -280,6 +317,8 @@ fn real_tools_accept_the_generated_configurations() {
         "tls = false",
         "cert = \"ecdsa\"\nh2 = true",
         "tls = false\nh2 = true",
+        "version = \"1.2\"\nsuite = \"DHE-RSA-AES128-GCM-SHA256\"",
+        "version = \"1.2\"\nsuite = \"AES128-SHA\"",
     ]
     .iter()
     .enumerate()
@@ -553,9 +592,12 @@ fn tcp_mode_capabilities() {
         .contains("TCP only"));
     assert_eq!(unsupported(TargetKind::TernHaproxy, w), None);
     let dhe = scenario("version = \"1.2\"\nsuite = \"DHE-RSA-AES128-GCM-SHA256\"");
-    assert!(unsupported(TargetKind::TernHaproxy, &dhe.workloads[0])
-        .unwrap()
-        .contains("rustls"));
+    let tern_dhe = unsupported(TargetKind::TernHaproxy, &dhe.workloads[0]);
+    // tern runs DHE on its OpenSSL engine, where the build has it.
+    match tern_bench::has_openssl_engine() {
+        true => assert_eq!(tern_dhe, None),
+        false => assert!(tern_dhe.unwrap().contains("rustls")),
+    }
 }
 
 #[test]

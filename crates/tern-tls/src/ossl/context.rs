@@ -20,7 +20,9 @@ const FFDHE2048: &[u8] = include_bytes!("ffdhe2048.pem");
 /// The session id context OpenSSL's stateful cache needs on a server.
 const SESSION_ID_CONTEXT: &[u8] = b"tern";
 
-fn error(what: impl std::fmt::Display) -> impl Fn(openssl::error::ErrorStack) -> TlsError {
+pub(super) fn error(
+    what: impl std::fmt::Display,
+) -> impl Fn(openssl::error::ErrorStack) -> TlsError {
     let what = what.to_string();
     move |e| TlsError::OpenSsl(format!("{what}: {e}"))
 }
@@ -45,7 +47,7 @@ pub(super) fn dh_params(policy: &OpensslPolicy) -> Result<Dh<Params>, TlsError> 
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+pub(super) fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     tern_config::files::read(path).map_err(|cause| TlsError::Read {
         path: path.to_path_buf(),
         cause,
@@ -113,6 +115,7 @@ fn policy_builder(
     let tickets = usize::from(resumption.tickets || resumption.cache_size > 0);
     b.set_num_tickets(tickets).map_err(ossl("tickets"))?;
     set_alpn(&mut b, &settings.policy.alpn);
+    super::client_auth::apply(&mut b, &settings.client_auth)?;
     Ok(b)
 }
 

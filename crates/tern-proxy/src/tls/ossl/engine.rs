@@ -32,9 +32,10 @@ use crate::tls::stats::{Failure, Negotiated};
 use crate::track::Tracking;
 use crate::worker::Worker;
 
-/// An established client connection on the OpenSSL engine.
+/// An established client connection on the OpenSSL engine, and the client's verified
+/// certificate (DER) on a bind with `client_auth`.
 #[derive(Debug)]
-pub(crate) struct OsslStream(SslStream<TcpStream>);
+pub(crate) struct OsslStream(SslStream<TcpStream>, Option<Vec<u8>>);
 
 /// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
 /// frontend's protocol (HTTP/1.1, or the TCP relay).
@@ -114,7 +115,7 @@ async fn handshake(
         }
         Ok(Err(e)) => {
             debug!(?peer, error = %e, "TLS handshake failed (OpenSSL engine)");
-            return fail(classify(&e));
+            return fail(client_cert_failure(&e, stream.ssl()).unwrap_or_else(|| classify(&e)));
         }
         Ok(Ok(())) => {}
     }
@@ -135,7 +136,11 @@ async fn handshake(
         cert: None,
         latency: accepted.elapsed(),
     });
-    Ok(OsslStream(stream))
+    let cert = stream
+        .ssl()
+        .peer_certificate()
+        .and_then(|c| c.to_der().ok());
+    Ok(OsslStream(stream, cert))
 }
 
 fn version(ssl: &SslRef) -> Option<ProtocolVersion> {
@@ -155,6 +160,38 @@ fn version(ssl: &SslRef) -> Option<ProtocolVersion> {
 fn suite(ssl: &SslRef) -> Option<CipherSuite> {
     let id = ssl.current_cipher()?.protocol_id();
     Some(CipherSuite::from(u16::from_be_bytes(id)))
+}
+
+/// `X509_V_ERR_*` codes (x509_vfy.h, unchanged since OpenSSL 0.9.8; the bindings name only
+/// `X509_V_OK`) that sort a refused client certificate.
+const V_ERR_UNABLE_TO_GET_ISSUER_CERT: i32 = 2;
+const V_ERR_CERT_HAS_EXPIRED: i32 = 10;
+const V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: i32 = 18;
+const V_ERR_SELF_SIGNED_CERT_IN_CHAIN: i32 = 19;
+const V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY: i32 = 20;
+const V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE: i32 = 21;
+const V_ERR_CERT_REVOKED: i32 = 23;
+
+/// A handshake refused over the client's certificate (`client_auth`), by the reasons the
+/// rustls engine counts: none sent, or the verification's result.
+fn client_cert_failure(e: &openssl::ssl::Error, ssl: &SslRef) -> Option<Failure> {
+    let reason = e.ssl_error().map(ToString::to_string).unwrap_or_default();
+    if reason.contains("peer did not return a certificate") {
+        return Some(Failure::ClientNoCert);
+    }
+    if !reason.contains("certificate verify failed") {
+        return None;
+    }
+    Some(match ssl.verify_result().as_raw() {
+        V_ERR_CERT_HAS_EXPIRED => Failure::ClientExpired,
+        V_ERR_CERT_REVOKED => Failure::ClientRevoked,
+        V_ERR_UNABLE_TO_GET_ISSUER_CERT
+        | V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+        | V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
+        | V_ERR_SELF_SIGNED_CERT_IN_CHAIN
+        | V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE => Failure::ClientUnknownCa,
+        _ => Failure::ClientCertOther,
+    })
 }
 
 /// Sorts an OpenSSL handshake error into the counters' failure reasons, by OpenSSL's reason
@@ -220,5 +257,9 @@ impl ClientStream for OsslStream {
 
     fn sni(&self) -> Option<&str> {
         self.0.ssl().servername(NameType::HOST_NAME)
+    }
+
+    fn peer_certificate(&self) -> Option<&[u8]> {
+        self.1.as_deref()
     }
 }
