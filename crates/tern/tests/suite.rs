@@ -343,6 +343,7 @@ fn suite_runs_the_tcp_relays_and_tern_in_front_of_haproxy() {
 }
 
 /// The `tern.toml` blocks a dry run printed, by workload name.
+#[cfg(feature = "openssl-engine")]
 fn tern_configs(dry_run: &str) -> Vec<(String, String)> {
     let mut configs = Vec::new();
     let mut workload = String::new();
