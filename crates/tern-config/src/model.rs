@@ -50,7 +50,7 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
-pub use proxy_v2::ProxyV2;
+pub use proxy_v2::{ProxyV2, ProxyV2Tlv};
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
     LOG_VARIABLES,

@@ -135,6 +135,8 @@ pub(crate) struct ServerParams {
     pub proxy_protocol: Option<&'static str>,
     /// `proxy-v2-options crc32c`, with the line that set it.
     pub proxy_v2_crc32c: Option<usize>,
+    /// `set-proxy-v2-tlv-fmt(<id>) <fmt>`: type, format and line, in order.
+    pub proxy_v2_tlvs: Vec<(u8, String, usize)>,
     /// `proto h1|h2`: the HTTP version spoken to the server.
     pub proto: Option<String>,
     pub observe: Option<String>,
