@@ -30,7 +30,8 @@
 //! `hard_stop_after` (drain after a reload or upgrade).
 //!
 //! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
-//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
+//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them; its
+//! v2 TLVs are what `fc_pp_tlv` reads in routing conditions and `proxy_v2_tlvs` sends on.
 //!
 //! Between a plain client and a plain server, the relay moves bulk transfers with `splice(2)`
 //! (see [`crate::tunnel`]).
@@ -46,6 +47,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tern_config::Facts;
+use tern_proxy_protocol::Tlvs;
 use tracing::debug;
 
 use crate::access_log::Tracker;
@@ -98,7 +100,7 @@ async fn session<S: ClientStream>(
         Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(w, frontend, &io, addrs, tls, &hello) {
+    let backend = match route(w, frontend, &io, &addrs, tls, &hello) {
         Choice::Backend(backend) => backend,
         refused => return refuse(w, frontend, peer, &refused, log),
     };
@@ -163,7 +165,7 @@ fn route<S: ClientStream>(
     w: &Worker,
     frontend: usize,
     io: &S,
-    addrs: Addrs,
+    addrs: &Addrs,
     tls: bool,
     hello: &Inspected,
 ) -> Choice {
@@ -171,7 +173,7 @@ fn route<S: ClientStream>(
     let routing = &w.shared.routing[frontend];
     let facts = Connection {
         peer: addrs.peer,
-        local: addrs.local,
+        local: addrs.local(),
         io,
         tls,
         // Terminated here: the handshake read the ClientHello; else the inspection did.
@@ -181,6 +183,7 @@ fn route<S: ClientStream>(
         } else {
             hello.hello_type
         },
+        pp_tlvs: addrs.pp_tlvs(),
     };
     if !fe.tcp_request.accepts(&facts) {
         return Choice::Rejected;
@@ -203,6 +206,8 @@ struct Connection<'a, S> {
     tls: bool,
     sni: Option<&'a str>,
     hello_type: Option<u8>,
+    /// The TLVs of the PROXY v2 header the connection opened with.
+    pp_tlvs: Option<&'a Tlvs>,
 }
 
 impl<S: ClientStream> Facts for Connection<'_, S> {
@@ -246,5 +251,9 @@ impl<S: ClientStream> Facts for Connection<'_, S> {
 
     fn hello_type(&self) -> Option<u8> {
         self.hello_type
+    }
+
+    fn pp_tlv(&self, id: u8) -> Option<&[u8]> {
+        self.pp_tlvs?.value(id)
     }
 }

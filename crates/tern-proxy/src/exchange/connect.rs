@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use tern_config::{Server, ServerProto};
 
 use crate::exchange::h2::{Target, UpstreamStream};
-use crate::exchange::proxy_header::{Origin, Proxied};
+use crate::exchange::proxy_header::{Custom, Origin, Proxied};
 use crate::exchange::upstream::{self, ServerConn, ServerStream};
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
@@ -154,24 +154,34 @@ fn stream_of(stream: UpstreamStream) -> ServerStream {
 
 /// The PROXY header `server` gets (none without `proxy_protocol`) for a server connection
 /// carrying the client connection `io` (whose addresses are `addrs`): the addresses, the
-/// client's TLS when tern terminated it, and the server's v2 options.
+/// client's TLS when tern terminated it, and the server's v2 options and TLVs.
 pub(crate) fn proxied<'a, S: ClientStream>(
     io: &'a S,
-    addrs: Addrs,
-    server: &Server,
+    addrs: &'a Addrs,
+    server: &'a Server,
 ) -> Option<Proxied<'a>> {
+    let tls = io.client_tls();
+    let v2 = &server.proxy_v2;
+    let custom = (!v2.tlvs.is_empty()).then(|| Custom {
+        formats: &v2.tlvs,
+        // As the TLS TLVs: what tern terminated with rustls.
+        tls: tls.is_some(),
+        sni: io.sni(),
+        received: addrs.pp_tlvs(),
+    });
     Some(Proxied {
         version: server.proxy_protocol?,
         origin: origin(io, addrs),
-        tls: io.client_tls(),
-        crc32c: server.proxy_v2.crc32c,
+        tls,
+        crc32c: v2.crc32c,
+        custom,
     })
 }
 
 /// The client connection's addresses (`addrs`, the local one read from `io` unless a PROXY
 /// header carried it), for the PROXY header of a server with `proxy_protocol`.
-fn origin<S: ClientStream>(io: &S, addrs: Addrs) -> Origin {
-    match addrs.local.map_or_else(|| io.local_addr(), Ok) {
+fn origin<S: ClientStream>(io: &S, addrs: &Addrs) -> Origin {
+    match addrs.local().map_or_else(|| io.local_addr(), Ok) {
         Ok(destination) => Origin::Client {
             source: addrs.peer,
             destination,

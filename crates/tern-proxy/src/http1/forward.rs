@@ -292,7 +292,7 @@ impl<S: ClientStream> H1Conn<S> {
         let srv = &w.shared.backend(b).servers[server];
         let host = self.head.host().map(|h| h.get(self.buf.data()));
         let fresh = std::mem::take(&mut out.fresh);
-        let proxy = proxied(&self.io, self.addrs, srv);
+        let proxy = proxied(&self.io, &self.addrs, srv);
         match obtain(&w, b, server, fresh, host, proxy).await {
             Ok(got) => Ok(got),
             Err(e) => {
@@ -472,6 +472,7 @@ impl<S: ClientStream> H1Conn<S> {
                     backend: &be.http_response,
                     frontend: &fe.http_response,
                     conn: &self.conn,
+                    pp_tlvs: self.addrs.pp_tlvs(),
                     edits: &mut self.resp_edits,
                     vars: &self.vars,
                     captures: self

@@ -21,7 +21,7 @@ impl<S: ClientStream> H1Conn<S> {
     pub(super) fn identify(&mut self, log: &RequestLog, frontend: &str) {
         let counter = request_id::next_counter();
         let local = if log.reads_local_address() {
-            self.addrs.local.or_else(|| self.io.local_addr().ok())
+            self.addrs.local().or_else(|| self.io.local_addr().ok())
         } else {
             None
         };
@@ -31,6 +31,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            pp_tlvs: self.addrs.pp_tlvs(),
             vars: &self.vars,
             auth: AuthSeen::default(),
         };
@@ -82,6 +83,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            pp_tlvs: self.addrs.pp_tlvs(),
             vars: &self.vars,
             auth: AuthSeen {
                 lists: &w.shared.config().userlists,

@@ -119,6 +119,7 @@ fn with_tls(origin: Origin, tls: ClientTls<'_>) -> Vec<u8> {
         origin,
         tls: Some(tls),
         crc32c: false,
+        custom: None,
     }
     .header()
 }
@@ -171,6 +172,7 @@ fn v2_without_addresses_and_v1_carry_no_tlvs() {
         origin: client("10.0.0.1:1000", "10.0.0.2:443"),
         tls: Some(tls(false, false)),
         crc32c: true,
+        custom: None,
     };
     assert_eq!(v1.header(), b"PROXY TCP4 10.0.0.1 10.0.0.2 1000 443\r\n");
 }
@@ -182,9 +184,11 @@ fn a_crc32c_tlv_seals_v2_headers_as_the_receiving_parser_checks_it() {
         origin: client("192.0.2.7:51234", "10.0.0.1:443"),
         tls: Some(tls(true, false)),
         crc32c: true,
+        custom: None,
     };
     let plain = Proxied {
         crc32c: false,
+        custom: None,
         ..sealed
     }
     .header();
