@@ -84,6 +84,7 @@ pub(crate) fn server(
     }
     proxy_v2_tlvs(p, &mut t, context, diag);
     t.set_opt("proto", p.proto.as_deref().map(string));
+    t.set_opt("ws", p.ws.as_deref().filter(|ws| *ws != "auto").map(string));
     if p.check == Some(true) {
         t.set(
             "check",

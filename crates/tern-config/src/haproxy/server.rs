@@ -100,7 +100,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "redir"
         | "source"
         | "namespace"
-        | "ws"
         | "verifyhost"
         | "ciphers"
         | "ciphersuites"
@@ -198,6 +197,7 @@ const VALUED: &[&str] = &[
     "sni",
     "alpn",
     "proto",
+    "ws",
     "observe",
     "on-error",
     "init-addr",
@@ -266,6 +266,10 @@ fn valued(
             };
             s.alpn = Some(tls::alpn(arg, &at, cx.diag));
         }
+        "ws" => match arg {
+            "auto" | "h1" | "h2" => s.ws = Some(arg.to_owned()),
+            _ => cx.error(line, format!("'ws {arg}': auto, h1 or h2 expected")),
+        },
         "proto" => match arg {
             "h1" | "h2" => s.proto = Some(arg.to_owned()),
             _ => cx.unsupported_because(

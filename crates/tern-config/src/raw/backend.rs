@@ -156,6 +156,8 @@ pub(crate) struct RawServer {
     pub proxy_v2_tlvs: Option<Vec<RawProxyV2Tlv>>,
     /// `"h1"` (the default) or `"h2"` (HAProxy `proto h2`).
     pub proto: Option<String>,
+    /// `"auto"` (the default), `"h1"` or `"h2"`: the protocol of WebSockets (HAProxy `ws`).
+    pub ws: Option<String>,
 }
 
 /// One of a server's `proxy_v2_tlvs`: `{ id = 0xE1, format = "%[fc_pp_tlv(0xE1)]" }`.

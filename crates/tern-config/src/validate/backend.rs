@@ -12,7 +12,7 @@ use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{
-    Backend, BackendTimeouts, PoolSettings, ProxyMode, ProxyProtocol, Server, ServerProto,
+    Backend, BackendTimeouts, PoolSettings, ProxyMode, ProxyProtocol, Server, ServerProto, WsProto,
 };
 use crate::raw::{RawBackend, RawServer};
 
@@ -170,6 +170,7 @@ impl Checker<'_> {
             proxy_v2: self.proxy_v2(raw, path),
             // Set by `server_protos`, which needs the backend's default and the server's TLS.
             proto: ServerProto::Http1,
+            ws: WsProto::Auto,
         }
     }
 

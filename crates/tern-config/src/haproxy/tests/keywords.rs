@@ -665,3 +665,29 @@ fn set_proxy_v2_tlv_fmt_becomes_proxy_v2_tlvs() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn ws_h1_h2_and_auto() {
+    let c = backend(
+        "  server s1 10.0.0.1:80 proto h2 ws h1\n\
+         server s2 10.0.0.2:80 ws h2\n\
+         server s3 10.0.0.3:80 ws auto\n",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s1\", address = \"10.0.0.1:80\", proto = \"h2\", ws = \"h1\" },",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s2\", address = \"10.0.0.2:80\", ws = \"h2\" },",
+    );
+    assert_has(&c, "{ name = \"s3\", address = \"10.0.0.3:80\" },");
+    let servers = &validate(&c).backends[0].servers;
+    assert_eq!(servers[0].websocket_proto(), crate::ServerProto::Http1);
+    assert_eq!(servers[1].websocket_proto(), crate::ServerProto::Http2);
+    let refused = errors(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend app\nbackend app\n\
+         \x20 server s 10.0.0.1:80 ws h3\n"
+    ));
+    assert!(refused.iter().any(|e| e.contains("'ws h3'")), "{refused:?}");
+}
