@@ -46,7 +46,8 @@ mod inspect;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use tern_config::Facts;
+use tern_config::{Facts, LogPiece};
+use tern_h1::FieldValue;
 use tern_proxy_protocol::Tlvs;
 use tracing::debug;
 
@@ -54,6 +55,7 @@ use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
+use crate::rules::facts::connection_sample;
 use crate::stats::bump;
 use crate::worker::Worker;
 use inspect::Inspected;
@@ -100,7 +102,25 @@ async fn session<S: ClientStream>(
         Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(w, frontend, &io, &addrs, tls, &hello) {
+    let facts = Connection {
+        peer: addrs.peer,
+        local: addrs.local(),
+        io: &io,
+        tls,
+        // Terminated here: the handshake read the ClientHello; else the inspection did.
+        sni: io.sni().or(hello.sni.as_deref()),
+        hello_type: if tls {
+            Some(CLIENT_HELLO)
+        } else {
+            hello.hello_type
+        },
+        pp_tlvs: addrs.pp_tlvs(),
+    };
+    if let Some(log) = log.as_deref_mut() {
+        sample_for_log(w, frontend, &facts, log);
+    }
+    let choice = route(w, frontend, &facts);
+    let backend = match choice {
         Choice::Backend(backend) => backend,
         refused => return refuse(w, frontend, peer, &refused, log),
     };
@@ -161,38 +181,48 @@ enum Choice {
 
 /// The `tcp_request` content rules' verdict, then the backend: the first `use_backend` rule
 /// whose condition holds on the connection's facts, else `default_backend`.
-fn route<S: ClientStream>(
-    w: &Worker,
-    frontend: usize,
-    io: &S,
-    addrs: &Addrs,
-    tls: bool,
-    hello: &Inspected,
-) -> Choice {
+fn route<S: ClientStream>(w: &Worker, frontend: usize, facts: &Connection<'_, S>) -> Choice {
     let fe = w.shared.frontend(frontend);
     let routing = &w.shared.routing[frontend];
-    let facts = Connection {
-        peer: addrs.peer,
-        local: addrs.local(),
-        io,
-        tls,
-        // Terminated here: the handshake read the ClientHello; else the inspection did.
-        sni: io.sni().or(hello.sni.as_deref()),
-        hello_type: if tls {
-            Some(CLIENT_HELLO)
-        } else {
-            hello.hello_type
-        },
-        pp_tlvs: addrs.pp_tlvs(),
-    };
-    if !fe.tcp_request.accepts(&facts) {
+    if !fe.tcp_request.accepts(facts) {
         return Choice::Rejected;
     }
     let backend = match routing.fixed() {
         Some(fixed) => fixed,
-        None => routing.use_backend(&fe.use_backend, &facts),
+        None => routing.use_backend(&fe.use_backend, facts),
     };
     backend.map_or(Choice::NoBackend, Choice::Backend)
+}
+
+/// Takes the samples of the frontend's `log_format` (connection samples only: validation
+/// refuses the others), as the HTTP loop does for a request.
+fn sample_for_log<S: ClientStream>(
+    w: &Worker,
+    frontend: usize,
+    facts: &Connection<'_, S>,
+    log: &mut Tracker,
+) {
+    let log_format = w
+        .shared
+        .frontend(frontend)
+        .request_log
+        .log_format
+        .as_deref();
+    let Some(format) = log_format.filter(|f| f.samples > 0) else {
+        return;
+    };
+    let samples = &mut log.extra().samples;
+    samples.clear();
+    samples.resize(format.samples, None);
+    for piece in &format.pieces {
+        if let LogPiece::Sample { fetch, slot, .. } = piece {
+            let mut value = Vec::new();
+            connection_sample(fetch, facts, &mut FieldValue::detached(&mut value));
+            if let Some(s) = samples.get_mut(*slot) {
+                *s = (!value.is_empty()).then_some(value);
+            }
+        }
+    }
 }
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation

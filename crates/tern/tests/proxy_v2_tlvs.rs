@@ -1,5 +1,5 @@
 //! The TLVs of a received PROXY v2 header through the real binary: `fc_pp_tlv(<id>)` read in
-//! routing conditions (HTTP and TCP mode), header values and the `log_format`, and passed on
+//! routing conditions, header values and the `log_format` (HTTP and TCP mode), and passed on
 //! to servers with `proxy_v2_tlvs` (HAProxy's `set-proxy-v2-tlv-fmt`). Clients send crafted
 //! headers (custom TLVs 0xE1, UNIQUE_ID); the receivers are `tern term --accept-proxy`, whose
 //! decoder of TLVs is independent of tern's (`x-proxy-tlvs`), and Debian's HAProxy 2.6, which
@@ -129,7 +129,7 @@ target = "access.log"
 }
 
 #[test]
-fn tcp_mode_routes_on_a_received_tlv_and_passes_it_on() {
+fn tcp_mode_routes_logs_and_passes_on_a_received_tlv() {
     let tenants = Term::start_with("tenants", &["--accept-proxy"]);
     let app = Term::start("app");
     let toml = format!(
@@ -139,6 +139,7 @@ mode = "tcp"
 bind = [{{ address = "127.0.0.1:0", accept_proxy = true }}]
 default_backend = "app"
 use_backend = [{{ backend = "tenants", if = "{{ fc_pp_tlv(0xE1) acme-1 }}" }}]
+log_format = "%ci tenant=%[fc_pp_tlv(0xE1)] %b"
 
 [[backend]]
 name = "tenants"
@@ -149,6 +150,9 @@ servers = [{}]
 name = "app"
 mode = "tcp"
 servers = [{{ name = "a", address = "{}" }}]
+
+[access_log]
+target = "access.log"
 "#,
         passing_on(tenants.addr),
         app.addr
@@ -163,6 +167,9 @@ servers = [{{ name = "a", address = "{}" }}]
     let got = exchange(tern.addr(), &proxied_request(&[(0xE1, b"acme-9")]));
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(got.head_value("x-proxy-tlvs"), None, "went to app");
+    let lines = log_lines(&tern.dir.join("access.log"), 2);
+    assert_eq!(lines[0], "198.51.100.9 tenant=acme-1 tenants");
+    assert_eq!(lines[1], "198.51.100.9 tenant=acme-9 app");
     let c = tern.stop();
     assert_eq!(c.get("frontend raw", "tcp_sessions"), 2);
 }

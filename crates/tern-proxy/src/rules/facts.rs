@@ -363,8 +363,9 @@ fn first_named<'b>(fields: &[Field], buf: &'b [u8], name: &str) -> Option<&'b [u
         .map(|f| f.value(buf))
 }
 
-/// The samples of the connection; request-line samples have no value here.
-fn connection_sample(fetch: &Fetch, facts: &dyn Facts, out: &mut FieldValue<'_>) {
+/// The samples of the connection; request-line samples have no value here (also what a TCP
+/// frontend's `log_format` takes, `tcp.rs`).
+pub(crate) fn connection_sample(fetch: &Fetch, facts: &dyn Facts, out: &mut FieldValue<'_>) {
     match fetch {
         // Writing to a Vec cannot fail.
         Fetch::Src => {
