@@ -1,9 +1,10 @@
 //! The TLVs of a received PROXY v2 header through the real binary: `fc_pp_tlv(<id>)` read in
 //! routing conditions, header values and the `log_format` (HTTP and TCP mode), and passed on
 //! to servers with `proxy_v2_tlvs` (HAProxy's `set-proxy-v2-tlv-fmt`). Clients send crafted
-//! headers (custom TLVs 0xE1, UNIQUE_ID); the receivers are `tern term --accept-proxy`, whose
-//! decoder of TLVs is independent of tern's (`x-proxy-tlvs`), and Debian's HAProxy 2.6, which
-//! reads the UNIQUE_ID TLV with `fc_pp_unique_id`.
+//! headers (custom TLVs 0xE1, UNIQUE_ID), and Debian's HAProxy 2.6 sends its request id as a
+//! UNIQUE_ID TLV (`proxy-v2-options unique-id`) before HTTP/2 streams; the receivers are
+//! `tern term --accept-proxy`, whose decoder of TLVs is independent of tern's
+//! (`x-proxy-tlvs`), and HAProxy 2.6, which reads the UNIQUE_ID TLV with `fc_pp_unique_id`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -214,4 +215,50 @@ fn haproxy_reads_the_unique_id_tern_formats_from_a_received_tlv() {
     assert_eq!(dumped(&got, "x-pp-uid").as_deref(), Some("tenant-acme-1"));
     assert_eq!(dumped(&got, "x-forwarded-for"), None);
     tern.stop();
+}
+
+#[test]
+fn haproxys_unique_id_tlv_is_read_on_an_h2c_bind() {
+    if !have("haproxy") || !have("curl") {
+        eprintln!("skipped: haproxy or curl is not installed");
+        return;
+    }
+    let app = Term::start("app");
+    let toml = format!(
+        r#"[[frontend]]
+name = "web"
+bind = [{{ address = "127.0.0.1:0", accept_proxy = true }}]
+http2 = {{ cleartext = true }}
+default_backend = "app"
+http_request = [{{ action = "set-header", name = "X-UID", value = "%[fc_pp_tlv(UNIQUE_ID)]" }}]
+
+[[backend]]
+name = "app"
+servers = [{{ name = "a", address = "{}" }}]
+"#,
+        app.addr
+    );
+    let tern = Tern::run(&toml);
+    // HAProxy 2.6 in front, speaking h2c to tern with its request id in the UNIQUE_ID TLV.
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout client 10s\n  timeout server 10s\n  timeout connect 2s\n\
+         frontend in\n  bind 127.0.0.1:{port}\n  unique-id-format tenant-42\n  default_backend tern\n\
+         backend tern\n  server t {} send-proxy-v2 proxy-v2-options unique-id proto h2\n",
+        tern.addr()
+    );
+    let _haproxy = Other::haproxy(&tern.dir, &cfg, &[port]);
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "10",
+            &format!("http://127.0.0.1:{port}/?h=1"),
+        ])
+        .output()
+        .unwrap();
+    let body = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase();
+    assert!(body.contains("x-uid: tenant-42"), "{body}");
+    let c = tern.stop();
+    assert_eq!(c.get("frontend web", "proxy_errors"), 0);
 }
