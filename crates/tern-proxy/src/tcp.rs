@@ -102,25 +102,11 @@ async fn session<S: ClientStream>(
         Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let facts = Connection {
-        peer: addrs.peer,
-        local: addrs.local(),
-        io: &io,
-        tls,
-        // Terminated here: the handshake read the ClientHello; else the inspection did.
-        sni: io.sni().or(hello.sni.as_deref()),
-        hello_type: if tls {
-            Some(CLIENT_HELLO)
-        } else {
-            hello.hello_type
-        },
-        pp_tlvs: addrs.pp_tlvs(),
-    };
+    let facts = Connection::of(&io, &addrs, tls, &hello);
     if let Some(log) = log.as_deref_mut() {
         sample_for_log(w, frontend, &facts, log);
     }
-    let choice = route(w, frontend, &facts);
-    let backend = match choice {
+    let backend = match route(w, frontend, &facts) {
         Choice::Backend(backend) => backend,
         refused => return refuse(w, frontend, peer, &refused, log),
     };
@@ -238,6 +224,27 @@ struct Connection<'a, S> {
     hello_type: Option<u8>,
     /// The TLVs of the PROXY v2 header the connection opened with.
     pp_tlvs: Option<&'a Tlvs>,
+}
+
+impl<'a, S: ClientStream> Connection<'a, S> {
+    /// The facts of the client connection `io` (its addresses `addrs`, TLS terminated here or
+    /// not, what an inspection read of its ClientHello).
+    fn of(io: &'a S, addrs: &'a Addrs, tls: bool, hello: &'a Inspected) -> Self {
+        Connection {
+            peer: addrs.peer,
+            local: addrs.local(),
+            io,
+            tls,
+            // Terminated here: the handshake read the ClientHello; else the inspection did.
+            sni: io.sni().or(hello.sni.as_deref()),
+            hello_type: if tls {
+                Some(CLIENT_HELLO)
+            } else {
+                hello.hello_type
+            },
+            pp_tlvs: addrs.pp_tlvs(),
+        }
+    }
 }
 
 impl<S: ClientStream> Facts for Connection<'_, S> {
