@@ -46,8 +46,7 @@ mod inspect;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use tern_config::{Facts, LogPiece};
-use tern_h1::FieldValue;
+use tern_config::Facts;
 use tern_proxy_protocol::Tlvs;
 use tracing::debug;
 
@@ -197,18 +196,7 @@ fn sample_for_log<S: ClientStream>(
     let Some(format) = log_format.filter(|f| f.samples > 0) else {
         return;
     };
-    let samples = &mut log.extra().samples;
-    samples.clear();
-    samples.resize(format.samples, None);
-    for piece in &format.pieces {
-        if let LogPiece::Sample { fetch, slot, .. } = piece {
-            let mut value = Vec::new();
-            connection_sample(fetch, facts, &mut FieldValue::detached(&mut value));
-            if let Some(s) = samples.get_mut(*slot) {
-                *s = (!value.is_empty()).then_some(value);
-            }
-        }
-    }
+    log.take_samples(format, &|fetch, out| connection_sample(fetch, facts, out));
 }
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation

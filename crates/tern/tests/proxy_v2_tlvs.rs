@@ -13,7 +13,7 @@ use support::others::{free_port, Other};
 use support::*;
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest wait for anything in these tests.
 const WAIT: Duration = Duration::from_secs(10);
@@ -38,31 +38,6 @@ fn proxied_request(tlvs: &[(u8, &[u8])]) -> Vec<u8> {
 
 fn exchange(addr: SocketAddr, bytes: &[u8]) -> Raw {
     raw_exchange(addr, bytes, WAIT)
-}
-
-/// The value of `name` in the request head `term` dumped in the body of `got`.
-fn dumped(got: &Raw, name: &str) -> Option<String> {
-    let body = String::from_utf8_lossy(got.body_bytes()).into_owned();
-    body.lines().find_map(|l| {
-        let (n, v) = l.split_once(':')?;
-        n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-    })
-}
-
-/// Waits until the access log file holds `n` lines; returns them.
-fn log_lines(path: &std::path::Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if text.lines().count() >= n {
-            return text.lines().map(str::to_owned).collect();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{n} lines not in {path:?}: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// A server table sending PROXY v2 with the received 0xE1 passed on and a TLV of its own.
@@ -109,7 +84,7 @@ target = "access.log"
         &proxied_request(&[(0xE1, b"acme-1"), (0x05, b"uid-42")]),
     );
     assert_eq!(got.status(), Some(200), "{}", got.text());
-    assert_eq!(dumped(&got, "x-tenant").as_deref(), Some("acme-1"));
+    assert_eq!(got.dumped("x-tenant").as_deref(), Some("acme-1"));
     // term decoded what tern sent on: the received TLV, and the format of its own.
     assert_eq!(
         got.head_value("x-proxy-tlvs").as_deref(),
@@ -120,9 +95,9 @@ target = "access.log"
     let got = exchange(tern.addr(), &proxied_request(&[(0xE2, b"acme-2")]));
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(got.head_value("x-proxy-tlvs"), None, "went to app");
-    assert!(dumped(&got, "x-tenant").unwrap_or_default().is_empty());
+    assert!(got.dumped("x-tenant").unwrap_or_default().is_empty());
 
-    let lines = log_lines(&log, 2);
+    let lines = wait_log_lines(&log, 2, WAIT);
     assert_eq!(lines[0], "198.51.100.9 tenant=acme-1 uid=uid-42 tenants");
     assert_eq!(lines[1], "198.51.100.9 tenant=- uid=- app");
     let c = tern.stop();
@@ -168,7 +143,7 @@ target = "access.log"
     let got = exchange(tern.addr(), &proxied_request(&[(0xE1, b"acme-9")]));
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(got.head_value("x-proxy-tlvs"), None, "went to app");
-    let lines = log_lines(&tern.dir.join("access.log"), 2);
+    let lines = wait_log_lines(&tern.dir.join("access.log"), 2, WAIT);
     assert_eq!(lines[0], "198.51.100.9 tenant=acme-1 tenants");
     assert_eq!(lines[1], "198.51.100.9 tenant=acme-9 app");
     let c = tern.stop();
@@ -212,8 +187,8 @@ fn haproxy_reads_the_unique_id_tern_formats_from_a_received_tlv() {
     let tern = Tern::run_in(dir, &toml);
     let got = exchange(tern.addr(), &proxied_request(&[(0xE1, b"acme-1")]));
     assert_eq!(got.status(), Some(200), "{}", got.text());
-    assert_eq!(dumped(&got, "x-pp-uid").as_deref(), Some("tenant-acme-1"));
-    assert_eq!(dumped(&got, "x-forwarded-for"), None);
+    assert_eq!(got.dumped("x-pp-uid").as_deref(), Some("tenant-acme-1"));
+    assert_eq!(got.dumped("x-forwarded-for"), None);
     tern.stop();
 }
 

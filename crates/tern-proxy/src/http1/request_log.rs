@@ -6,8 +6,7 @@
 
 use std::time::SystemTime;
 
-use tern_config::{LogPiece, RequestLog};
-use tern_h1::FieldValue;
+use tern_config::RequestLog;
 
 use crate::access_log::template;
 use crate::http1::conn::H1Conn;
@@ -90,17 +89,6 @@ impl<S: ClientStream> H1Conn<S> {
                 users: &self.auth_users,
             },
         };
-        let samples = &mut tracker.extra().samples;
-        samples.clear();
-        samples.resize(format.samples, None);
-        for piece in &format.pieces {
-            if let LogPiece::Sample { fetch, slot, .. } = piece {
-                let mut value = Vec::new();
-                facts.sample(fetch, &mut FieldValue::detached(&mut value));
-                if let Some(s) = samples.get_mut(*slot) {
-                    *s = (!value.is_empty()).then_some(value);
-                }
-            }
-        }
+        tracker.take_samples(format, &|fetch, out| facts.sample(fetch, out));
     }
 }
