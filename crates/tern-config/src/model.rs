@@ -50,7 +50,7 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
-pub use proxy_v2::ProxyV2;
+pub use proxy_v2::{ProxyV2, ProxyV2Tlv};
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
     LOG_VARIABLES,
@@ -614,6 +614,35 @@ pub struct Server {
     pub proxy_v2: ProxyV2,
     /// The HTTP version spoken to the server (`proto`, and `h2` in the TLS `alpn`).
     pub proto: ServerProto,
+    /// The HTTP version WebSockets to the server go over (`ws`, HAProxy's `ws`).
+    pub ws: WsProto,
+}
+
+impl Server {
+    /// The HTTP version a WebSocket to this server goes over: HTTP/1.1 (`Upgrade`), HTTP/2
+    /// (RFC 8441 extended CONNECT), or with [`WsProto::Auto`] the server's own protocol.
+    pub fn websocket_proto(&self) -> ServerProto {
+        match self.ws {
+            WsProto::Auto => self.proto,
+            WsProto::H1 => ServerProto::Http1,
+            WsProto::H2 => ServerProto::Http2,
+        }
+    }
+}
+
+/// `ws` of a server (HAProxy's `ws auto|h1|h2`): the protocol of its WebSockets, apart from
+/// its requests' `proto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WsProto {
+    /// As the server's other requests (the default).
+    #[default]
+    Auto,
+    /// HTTP/1.1 `Upgrade`, on a connection of its own, whatever `proto` says (an HTTP/2 server
+    /// without RFC 8441 support).
+    H1,
+    /// HTTP/2 extended CONNECT (RFC 8441), on the server's HTTP/2 connections, whatever
+    /// `proto` says.
+    H2,
 }
 
 /// The HTTP version tern speaks to a server.

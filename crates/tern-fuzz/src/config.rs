@@ -293,6 +293,7 @@ pub(crate) fn fetch_name(f: &Fetch) -> String {
         Fetch::Query => "query".into(),
         Fetch::Var(name) => format!("var({name})"),
         Fetch::UniqueId => "unique-id".into(),
+        Fetch::PpTlv(id) => format!("fc_pp_tlv({id:#04X})"),
         other => panic!("fetch {other:?} is not documented for header values"),
     }
 }

@@ -79,12 +79,25 @@ pub struct Tlvs {
 }
 
 impl Tlvs {
-    /// The value of the first TLV of type `kind` (HAProxy's `fc_pp_tlv(<id>)`): ALPN and
-    /// authority from their fields, any other type but SSL and CRC32C from [`Tlvs::others`].
+    /// Whether no TLV was kept that [`Tlvs::value`] could return.
+    pub fn is_empty(&self) -> bool {
+        self.alpn.is_none()
+            && self.authority.is_none()
+            && self.ssl.is_none()
+            && self.others.is_empty()
+    }
+
+    /// The value of the first TLV of type `kind` (HAProxy's `fc_pp_tlv(<id>)`): ALPN, authority
+    /// and the SSL sub-TLVs read from their fields, any other type but SSL and CRC32C from
+    /// [`Tlvs::others`].
     pub fn value(&self, kind: u8) -> Option<&[u8]> {
+        let ssl = || self.ssl.as_deref();
         match kind {
             PP2_TYPE_ALPN => self.alpn.as_deref(),
             PP2_TYPE_AUTHORITY => self.authority.as_deref(),
+            PP2_SUBTYPE_SSL_VERSION => ssl()?.version.as_deref(),
+            PP2_SUBTYPE_SSL_CN => ssl()?.cn.as_deref(),
+            PP2_SUBTYPE_SSL_CIPHER => ssl()?.cipher.as_deref(),
             _ => self
                 .others
                 .iter()

@@ -43,3 +43,5 @@ pub(crate) mod proxy_header;
 pub(crate) mod servers;
 // Connections to servers: TCP, TLS, the PROXY header, idle checks.
 pub(crate) mod upstream;
+// Which HTTP version a WebSocket to a server goes over (`ws`).
+pub(crate) mod websocket;

@@ -246,8 +246,8 @@ async fn serve_stream(
         info,
         websocket,
     );
-    // The stream's local address is its connection's (a PROXY header's, if one came).
-    let (addrs, tls) = (Addrs::stream(io.peer()), io.tls());
+    // The stream's addresses are its connection's (a PROXY header's, if one came).
+    let (addrs, tls) = (io.addrs(), io.tls());
     // Boxed: the session is a large future (kilobytes), which the stream's task would
     // otherwise hold inline and copy at each move (spawn, completion).
     let start = conn::Start::now(tls);
@@ -256,12 +256,12 @@ async fn serve_stream(
 
 /// The address and TLS facts of a connection, for its streams.
 pub(crate) fn conn_info(
-    peer: SocketAddr,
+    addrs: &Addrs,
     local: Option<SocketAddr>,
     tls: Option<&rustls::ServerConnection>,
 ) -> ConnInfo {
     ConnInfo {
-        peer,
+        addrs: addrs.clone(),
         local,
         sni: tls.and_then(|t| t.server_name()).map(str::to_owned),
         cert: tls

@@ -30,7 +30,8 @@
 //! `hard_stop_after` (drain after a reload or upgrade).
 //!
 //! A PROXY header received on an `accept_proxy` bind (`listen/proxy_in.rs`) gives the session
-//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them.
+//! its addresses ([`Addrs`]): routing, stickiness, hashing and the header sent on use them; its
+//! v2 TLVs are what `fc_pp_tlv` reads in routing conditions and `proxy_v2_tlvs` sends on.
 //!
 //! Between a plain client and a plain server, the relay moves bulk transfers with `splice(2)`
 //! (see [`crate::tunnel`]).
@@ -46,12 +47,14 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tern_config::Facts;
+use tern_proxy_protocol::Tlvs;
 use tracing::debug;
 
 use crate::access_log::Tracker;
 use crate::buffer::Buffer;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
+use crate::rules::facts::connection_sample;
 use crate::stats::bump;
 use crate::worker::Worker;
 use inspect::Inspected;
@@ -98,7 +101,11 @@ async fn session<S: ClientStream>(
         Some(delay) if !tls => inspect::inspect(&mut io, buf, delay).await,
         _ => Inspected::default(),
     };
-    let backend = match route(w, frontend, &io, addrs, tls, &hello) {
+    let facts = Connection::of(&io, &addrs, tls, &hello);
+    if let Some(log) = log.as_deref_mut() {
+        sample_for_log(w, frontend, &facts, log);
+    }
+    let backend = match route(w, frontend, &facts) {
         Choice::Backend(backend) => backend,
         refused => return refuse(w, frontend, peer, &refused, log),
     };
@@ -159,37 +166,37 @@ enum Choice {
 
 /// The `tcp_request` content rules' verdict, then the backend: the first `use_backend` rule
 /// whose condition holds on the connection's facts, else `default_backend`.
-fn route<S: ClientStream>(
-    w: &Worker,
-    frontend: usize,
-    io: &S,
-    addrs: Addrs,
-    tls: bool,
-    hello: &Inspected,
-) -> Choice {
+fn route<S: ClientStream>(w: &Worker, frontend: usize, facts: &Connection<'_, S>) -> Choice {
     let fe = w.shared.frontend(frontend);
     let routing = &w.shared.routing[frontend];
-    let facts = Connection {
-        peer: addrs.peer,
-        local: addrs.local,
-        io,
-        tls,
-        // Terminated here: the handshake read the ClientHello; else the inspection did.
-        sni: io.sni().or(hello.sni.as_deref()),
-        hello_type: if tls {
-            Some(CLIENT_HELLO)
-        } else {
-            hello.hello_type
-        },
-    };
-    if !fe.tcp_request.accepts(&facts) {
+    if !fe.tcp_request.accepts(facts) {
         return Choice::Rejected;
     }
     let backend = match routing.fixed() {
         Some(fixed) => fixed,
-        None => routing.use_backend(&fe.use_backend, &facts),
+        None => routing.use_backend(&fe.use_backend, facts),
     };
     backend.map_or(Choice::NoBackend, Choice::Backend)
+}
+
+/// Takes the samples of the frontend's `log_format` (connection samples only: validation
+/// refuses the others), as the HTTP loop does for a request.
+fn sample_for_log<S: ClientStream>(
+    w: &Worker,
+    frontend: usize,
+    facts: &Connection<'_, S>,
+    log: &mut Tracker,
+) {
+    let log_format = w
+        .shared
+        .frontend(frontend)
+        .request_log
+        .log_format
+        .as_deref();
+    let Some(format) = log_format.filter(|f| f.samples > 0) else {
+        return;
+    };
+    log.take_samples(format, &|fetch, out| connection_sample(fetch, facts, out));
 }
 
 /// What a TCP frontend's `use_backend` conditions may read: the connection only (validation
@@ -203,6 +210,29 @@ struct Connection<'a, S> {
     tls: bool,
     sni: Option<&'a str>,
     hello_type: Option<u8>,
+    /// The TLVs of the PROXY v2 header the connection opened with.
+    pp_tlvs: Option<&'a Tlvs>,
+}
+
+impl<'a, S: ClientStream> Connection<'a, S> {
+    /// The facts of the client connection `io` (its addresses `addrs`, TLS terminated here or
+    /// not, what an inspection read of its ClientHello).
+    fn of(io: &'a S, addrs: &'a Addrs, tls: bool, hello: &'a Inspected) -> Self {
+        Connection {
+            peer: addrs.peer,
+            local: addrs.local(),
+            io,
+            tls,
+            // Terminated here: the handshake read the ClientHello; else the inspection did.
+            sni: io.sni().or(hello.sni.as_deref()),
+            hello_type: if tls {
+                Some(CLIENT_HELLO)
+            } else {
+                hello.hello_type
+            },
+            pp_tlvs: addrs.pp_tlvs(),
+        }
+    }
 }
 
 impl<S: ClientStream> Facts for Connection<'_, S> {
@@ -246,5 +276,9 @@ impl<S: ClientStream> Facts for Connection<'_, S> {
 
     fn hello_type(&self) -> Option<u8> {
         self.hello_type
+    }
+
+    fn pp_tlv(&self, id: u8) -> Option<&[u8]> {
+        self.pp_tlvs?.value(id)
     }
 }

@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     pub sess_rate: Option<RateCap>,
     /// Each frontend's `rate_limit_sessions`.
     pub frontend_rates: Vec<Option<RateCap>>,
+    /// The TLS client configuration of servers whose WebSockets take another ALPN than their
+    /// requests (`ws`, `exchange/websocket.rs`), `[backend][server]`.
+    pub websocket_tls: Vec<Vec<Option<Arc<ClientConfig>>>>,
 }
 
 /// One listening socket handed to a worker.
@@ -181,6 +184,19 @@ impl Shared {
     pub(crate) fn server_tls(&self, backend: usize, server: usize) -> Option<&Arc<ClientConfig>> {
         self.snapshot
             .servers_tls
+            .get(backend)
+            .and_then(|s| s.get(server))
+            .and_then(Option::as_ref)
+    }
+
+    /// The TLS configuration of `server`'s WebSocket connections, when their ALPN is not its
+    /// requests'.
+    pub(crate) fn websocket_tls(
+        &self,
+        backend: usize,
+        server: usize,
+    ) -> Option<&Arc<ClientConfig>> {
+        self.websocket_tls
             .get(backend)
             .and_then(|s| s.get(server))
             .and_then(Option::as_ref)

@@ -7,8 +7,9 @@
 //! follows at once): 12 bytes first (no v1 line is shorter), then the v2 length it announces,
 //! or the rest of the v1 line a byte at a time. The v2 TLVs a TLS-terminating proxy adds
 //! (ALPN, authority, SSL with its version and cipher) are decoded here on their own, apart from
-//! tern's parser, and echoed in `x-proxy-tlvs`; the others are walked over. A connection that
-//! does not open with a valid header is closed.
+//! tern's parser, and echoed in `x-proxy-tlvs`, and so is any other TLV but CRC32C and NOOP, as
+//! `0xE1=value` (custom TLVs, `proxy_v2_tlvs`). A connection that does not open with a valid
+//! header is closed.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -27,7 +28,8 @@ pub(crate) struct Proxied {
     pub version: u8,
     pub said: Said,
     /// The TLVs decoded, as `x-proxy-tlvs` shows them (`alpn=h2 authority=localhost
-    /// ssl=0x01 verify=1 version=TLSv1.3 cipher=TLS_AES_128_GCM_SHA256`); empty without.
+    /// ssl=0x01 verify=1 version=TLSv1.3 cipher=TLS_AES_128_GCM_SHA256 0xe1=acme`); empty
+    /// without.
     pub tlvs: String,
 }
 
@@ -166,7 +168,9 @@ pub(crate) fn parse_v2(version_command: u8, family: u8, rest: &[u8]) -> Result<P
         0x01 => tlvs.push(format!("alpn={}", text(value))),
         0x02 => tlvs.push(format!("authority={}", text(value))),
         0x20 => tlvs.push(ssl_tlv(value)),
-        _ => {}
+        // CRC32C and NOOP say nothing of the connection.
+        0x03 | 0x04 => {}
+        _ => tlvs.push(format!("0x{kind:02x}={}", text(value))),
     })?;
     Ok(Proxied {
         version: 2,

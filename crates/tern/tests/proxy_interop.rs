@@ -1,5 +1,6 @@
 //! The PROXY protocol between tern and the programs it replaces or feeds, through the real
-//! binaries: Debian's hitch (`write-proxy-v2`, its SSL/ALPN/authority TLVs) and stunnel
+//! binaries: Debian's hitch (`write-proxy-v2`, its SSL/ALPN/authority TLVs, read by
+//! `fc_pp_tlv` into a header and into a TLV tern sends on) and stunnel
 //! (`protocol = proxy`) in front of tern's `accept_proxy` binds; tern's own PROXY v2 header,
 //! with the TLVs of the TLS it terminated, into HAProxy 2.6 (`accept-proxy`, read back from its
 //! log and from the headers it forwards) and into `tern term --accept-proxy`, whose decoder of
@@ -108,16 +109,23 @@ fn hitch_sends_proxy_v2_with_its_tlvs_into_tern_http_and_tcp() {
         Term::start("app"),
         Term::start_with("onward", &["--accept-proxy"]),
     );
+    // hitch's TLVs read by fc_pp_tlv: in a header (HTTP), passed on in a TLV of tern's (TCP).
+    let web = proxied_frontend("web", "http", "app").replace(
+        "default_backend",
+        "http_request = [{ action = \"set-header\", name = \"X-Hitch\", \
+         value = \"%[fc_pp_tlv(SSL_VERSION)] %[fc_pp_tlv(AUTHORITY)] %[fc_pp_tlv(ALPN)]\" }]\n\
+         default_backend",
+    );
     let toml = format!(
         "{}{}{}{}",
-        proxied_frontend("web", "http", "app"),
+        web,
         proxied_frontend("raw", "tcp", "onward"),
         backend("app", "http", &app.addr.to_string(), ""),
         backend(
             "onward",
             "tcp",
             &onward.addr.to_string(),
-            ", proxy_protocol = \"v2\""
+            ", proxy_protocol = \"v2\", proxy_v2_tlvs = [{ id = 0xE0, format = \"%[fc_pp_tlv(SSL_VERSION)]\" }]"
         ),
     );
     let tern = Tern::run_with(dir.clone(), &toml, &["--log-level", "debug"]);
@@ -130,10 +138,12 @@ fn hitch_sends_proxy_v2_with_its_tlvs_into_tern_http_and_tcp() {
     let url = format!("https://localhost:{h1}/?h=1");
     let got = curl(&url, &["--resolve", &resolve(h1)]);
     assert!(got.contains("x-forwarded-for: 127.0.0.3"), "{got}");
+    assert!(got.contains("x-hitch: tlsv1.3 localhost http/1.1"), "{got}");
     // TCP mode: tern passes the carried address on in its own header.
     let url = format!("https://localhost:{h2}/?h=1");
     let got = curl(&url, &["--resolve", &resolve(h2)]);
     assert!(got.contains("x-proxy-src: 127.0.0.3:"), "{got}");
+    assert!(got.contains("x-proxy-tlvs: 0xe0=tlsv1.3"), "{got}");
     // hitch's TLVs reached tern's parser whole: ALPN, the SNI, the SSL flag.
     let log = tern.proc.stderr_text();
     // (hitch's own connections, such as those of the readiness probes, come from 127.0.0.1.)

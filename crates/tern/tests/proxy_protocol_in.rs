@@ -37,33 +37,8 @@ fn exchange(addr: SocketAddr, bytes: &[u8]) -> Raw {
     read_until_closed(&mut s, WAIT)
 }
 
-/// The value of `name` in the request head `term` dumped in the body of `got`.
-fn dumped(got: &Raw, name: &str) -> Option<String> {
-    let body = String::from_utf8_lossy(got.body_bytes()).into_owned();
-    body.lines().find_map(|l| {
-        let (n, v) = l.split_once(':')?;
-        n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-    })
-}
-
 fn bind(extra: &str) -> String {
     format!("{{ address = \"127.0.0.1:0\", accept_proxy = true{extra} }}")
-}
-
-/// Waits until the access log file holds `n` lines; returns them.
-fn log_lines(path: &std::path::Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if text.lines().count() >= n {
-            return text.lines().map(str::to_owned).collect();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{n} lines not in {path:?}: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -90,7 +65,7 @@ fn the_carried_address_is_the_client_in_headers_log_routing_and_onward_header() 
     let got = exchange(tern.addr(), &req);
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
+        got.dumped("x-forwarded-for").as_deref(),
         Some("203.0.113.9")
     );
     assert_eq!(
@@ -117,7 +92,7 @@ fn the_carried_address_is_the_client_in_headers_log_routing_and_onward_header() 
     let got = exchange(tern.addr(), &v2);
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
+        got.dumped("x-forwarded-for").as_deref(),
         Some("2001:db8::7")
     );
     assert_eq!(got.head_value("x-proxy-src"), None, "went to app");
@@ -126,12 +101,9 @@ fn the_carried_address_is_the_client_in_headers_log_routing_and_onward_header() 
     let mut local = b"\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00".to_vec();
     local.extend_from_slice(DUMP);
     let got = exchange(tern.addr(), &local);
-    assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
-        Some("127.0.0.1")
-    );
+    assert_eq!(got.dumped("x-forwarded-for").as_deref(), Some("127.0.0.1"));
 
-    let lines = log_lines(&log, 3);
+    let lines = wait_log_lines(&log, 3, WAIT);
     assert!(lines[0].starts_with("203.0.113.9:4567 ["), "{lines:?}");
     assert!(lines[0].contains(" web office/o "), "{lines:?}");
     assert!(lines[1].starts_with("[2001:db8::7]:1234 ["), "{lines:?}");
@@ -235,7 +207,7 @@ fn tcp_mode_relays_after_the_header_and_sends_the_carried_address_on() {
         Some("198.51.100.1:443")
     );
     // The bytes after the header reached the server untouched: no X-Forwarded-For in TCP mode.
-    assert_eq!(dumped(&got, "x-forwarded-for"), None);
+    assert_eq!(got.dumped("x-forwarded-for"), None);
     let c = tern.stop();
     assert_eq!(c.get("frontend web", "tcp_sessions"), 1);
     assert_eq!(c.get("frontend web", "proxy_errors"), 0);
@@ -332,7 +304,7 @@ fn haproxy_send_proxy_and_send_proxy_v2_in_front_over_h1_h2_and_tls() {
     assert!(curl(p3, &[]).contains("x-forwarded-for: 127.0.0.3"));
     // v2 then h2c with prior knowledge on a plain bind.
     assert!(curl(p4, &["--http2-prior-knowledge"]).contains("x-forwarded-for: 127.0.0.3"));
-    let lines = log_lines(&dir.join("access.log"), 4);
+    let lines = wait_log_lines(&dir.join("access.log"), 4, WAIT);
     for line in &lines {
         assert!(line.starts_with("127.0.0.3:"), "{lines:?}");
     }
@@ -407,17 +379,14 @@ fn accept_proxy_from_requires_the_header_from_listed_sources_only() {
     // The trusted sender: its header gives the client.
     let got = send("127.0.0.2", &[&header[..], DUMP].concat());
     assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
+        got.dumped("x-forwarded-for").as_deref(),
         Some("203.0.113.9"),
         "{}",
         got.text()
     );
     // Anyone else: served as it comes, with its own address.
     let got = send("127.0.0.1", DUMP);
-    assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
-        Some("127.0.0.1")
-    );
+    assert_eq!(got.dumped("x-forwarded-for").as_deref(), Some("127.0.0.1"));
     // Anyone else sending a header: it is no header here, but a bad request line.
     let got = send("127.0.0.1", &[&header[..], DUMP].concat());
     assert_eq!(got.status(), Some(400), "{}", got.text());
@@ -452,7 +421,7 @@ fn custom_tlvs_in_a_crafted_v2_header_are_read_and_kept() {
     let got = exchange(tern.addr(), &header);
     assert_eq!(got.status(), Some(200), "{}", got.text());
     assert_eq!(
-        dumped(&got, "x-forwarded-for").as_deref(),
+        got.dumped("x-forwarded-for").as_deref(),
         Some("198.51.100.9")
     );
     let log = tern.proc.stderr_text();

@@ -6,8 +6,8 @@
 
 use super::diag::Diag;
 use super::global::GlobalCfg;
-use super::settings::{ProxyCfg, ServerCfg, Src};
-use super::toml_text::{string, strings, Inline};
+use super::settings::{ProxyCfg, ServerCfg, ServerParams, Src};
+use super::toml_text::{array, inline, string, strings, Inline};
 use super::units::duration;
 
 /// HAProxy's default check interval (`inter`).
@@ -82,7 +82,9 @@ pub(crate) fn server(
         ),
         (None, _) => {}
     }
+    proxy_v2_tlvs(p, &mut t, context, diag);
     t.set_opt("proto", p.proto.as_deref().map(string));
+    t.set_opt("ws", p.ws.as_deref().filter(|ws| *ws != "auto").map(string));
     if p.check == Some(true) {
         t.set(
             "check",
@@ -198,4 +200,21 @@ fn server_check(
     } else {
         t.text()
     }
+}
+
+/// `set-proxy-v2-tlv-fmt` lines as `proxy_v2_tlvs`, on a server that sends a v2 header.
+fn proxy_v2_tlvs(p: &ServerParams, t: &mut Inline, context: &str, diag: &mut Diag) {
+    let Some((_, _, first)) = p.proxy_v2_tlvs.first() else {
+        return;
+    };
+    if p.proxy_protocol != Some("v2") {
+        let why = "the server sends no PROXY v2 header (send-proxy-v2)";
+        return diag.no_effect(*first, context, "set-proxy-v2-tlv-fmt", why);
+    }
+    let items: Vec<String> = p
+        .proxy_v2_tlvs
+        .iter()
+        .map(|(id, format, _)| inline(&[("id", format!("0x{id:02X}")), ("format", string(format))]))
+        .collect();
+    t.set("proxy_v2_tlvs", array(&items));
 }

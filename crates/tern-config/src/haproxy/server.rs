@@ -100,7 +100,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "redir"
         | "source"
         | "namespace"
-        | "ws"
         | "verifyhost"
         | "ciphers"
         | "ciphersuites"
@@ -117,7 +116,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "on-marked-down"
         | "on-marked-up"
         | "usesrc"
-        | "set-proxy-v2-tlv-fmt"
         | "hash-key"
         | "log-proto"
         | "log-bufsize"
@@ -148,6 +146,14 @@ fn apply(words: &[String], s: &mut ServerParams, line: usize, cx: &mut Cx<'_>) {
         if option == "tfo" {
             cx.no_effect(line, option, "a TCP tuning tern does not apply");
             i += 1;
+            continue;
+        }
+        if let Some(rest) = option.strip_prefix("set-proxy-v2-tlv-fmt") {
+            match words.get(i + 1) {
+                Some(format) => proxy_v2_tlv_fmt(rest, format, s, line, cx),
+                None => cx.error(line, format!("server option '{option}' needs a format")),
+            }
+            i += 2;
             continue;
         }
         let Some(arg) = words.get(i + 1).map(String::as_str) else {
@@ -191,6 +197,7 @@ const VALUED: &[&str] = &[
     "sni",
     "alpn",
     "proto",
+    "ws",
     "observe",
     "on-error",
     "init-addr",
@@ -259,6 +266,10 @@ fn valued(
             };
             s.alpn = Some(tls::alpn(arg, &at, cx.diag));
         }
+        "ws" => match arg {
+            "auto" | "h1" | "h2" => s.ws = Some(arg.to_owned()),
+            _ => cx.error(line, format!("'ws {arg}': auto, h1 or h2 expected")),
+        },
         "proto" => match arg {
             "h1" | "h2" => s.proto = Some(arg.to_owned()),
             _ => cx.unsupported_because(
@@ -334,6 +345,20 @@ fn proxy_v2_options(list: &str, s: &mut ServerParams, line: usize, cx: &mut Cx<'
                 "tern's PROXY v2 headers carry crc32c and the TLVs of ssl, ssl-cipher and authority",
             ),
         }
+    }
+}
+
+/// `set-proxy-v2-tlv-fmt(<id>) <fmt>` (HAProxy 2.9+): tern's `proxy_v2_tlvs`, whose `tern
+/// check` judges the format and the type (`rest` is what follows the keyword: `(<id>)`).
+fn proxy_v2_tlv_fmt(rest: &str, format: &str, s: &mut ServerParams, line: usize, cx: &mut Cx<'_>) {
+    let id = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| "expects set-proxy-v2-tlv-fmt(<TLV ID>) <format>".to_owned())
+        .and_then(crate::validate::tlv_id);
+    match id {
+        Ok(id) => s.proxy_v2_tlvs.push((id, format.to_owned(), line)),
+        Err(e) => cx.error(line, format!("'set-proxy-v2-tlv-fmt{rest}': {e}")),
     }
 }
 

@@ -135,8 +135,12 @@ pub(crate) struct ServerParams {
     pub proxy_protocol: Option<&'static str>,
     /// `proxy-v2-options crc32c`, with the line that set it.
     pub proxy_v2_crc32c: Option<usize>,
+    /// `set-proxy-v2-tlv-fmt(<id>) <fmt>`: type, format and line, in order.
+    pub proxy_v2_tlvs: Vec<(u8, String, usize)>,
     /// `proto h1|h2`: the HTTP version spoken to the server.
     pub proto: Option<String>,
+    /// `ws auto|h1|h2`: the HTTP version of WebSockets to the server.
+    pub ws: Option<String>,
     pub observe: Option<String>,
     pub error_limit: Option<u64>,
     pub on_error: Option<String>,

@@ -59,6 +59,12 @@ pub trait Facts {
         None
     }
 
+    /// The value of the first TLV of type `id` in the connection's PROXY v2 header
+    /// (`fc_pp_tlv`); `None` without a header, or without such a TLV.
+    fn pp_tlv(&self, _id: u8) -> Option<&[u8]> {
+        None
+    }
+
     /// The value of a stick-table counter (`sc0_http_req_rate`), performing its operation
     /// (`sc_inc_gpc0`); `None` when the entry or the counter does not exist. Only a data path
     /// with counter tables answers.
@@ -131,6 +137,9 @@ pub enum Fetch {
     Counter(CounterFetch),
     /// `unique-id`: the request's id (`unique_id_format`); in values only.
     UniqueId,
+    /// `fc_pp_tlv(<id>)`: the value of the first TLV of type `id` in the PROXY v2 header the
+    /// connection opened with (`accept_proxy`); absent without one.
+    PpTlv(u8),
 }
 
 /// A userlist named by a fetch; its index in `Config::userlists` is resolved after the
@@ -223,6 +232,7 @@ impl AclTest {
                 .auth_user(list.index)
                 .is_some_and(|u| u.groups.iter().any(|g| m.text(g.as_bytes()))),
             Fetch::Counter(c) => facts.counter(c).is_some_and(|v| m.int(v)),
+            Fetch::PpTlv(id) => facts.pp_tlv(*id).is_some_and(|v| m.text(v)),
             // Conditions do not read it (the condition parser has no `unique-id`).
             Fetch::UniqueId => false,
         }

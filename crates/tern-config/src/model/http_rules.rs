@@ -91,13 +91,13 @@ pub enum HttpAction {
 
 /// A header value: literal text and samples, concatenated (a HAProxy log-format string
 /// restricted to `%%` and `%[fetch]`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValueFormat {
     pub pieces: Vec<Piece>,
 }
 
 /// One piece of a [`ValueFormat`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     /// Text copied as it is (no CR or LF: refused at load time).
     Text(String),

@@ -152,8 +152,34 @@ pub(crate) struct RawServer {
     pub proxy_protocol: Option<String>,
     /// A CRC32C TLV in each v2 header (HAProxy `proxy-v2-options crc32c`).
     pub proxy_v2_crc32c: Option<bool>,
+    /// TLVs formatted per connection in each v2 header (HAProxy `set-proxy-v2-tlv-fmt`).
+    pub proxy_v2_tlvs: Option<Vec<RawProxyV2Tlv>>,
     /// `"h1"` (the default) or `"h2"` (HAProxy `proto h2`).
     pub proto: Option<String>,
+    /// `"auto"` (the default), `"h1"` or `"h2"`: the protocol of WebSockets (HAProxy `ws`).
+    pub ws: Option<String>,
+}
+
+/// One of a server's `proxy_v2_tlvs`: `{ id = 0xE1, format = "%[fc_pp_tlv(0xE1)]" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProxyV2Tlv {
+    /// The TLV's type: a number, or a name HAProxy's `fc_pp_tlv` knows (`"UNIQUE_ID"`).
+    pub id: Option<RawTlvId>,
+    pub format: Option<String>,
+}
+
+/// A TLV type as written: an integer, or a string (a name, or a number in text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawTlvId(pub TextOrInt);
+
+impl<'de> Deserialize<'de> for RawTlvId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextOrIntVisitor(
+            "a TLV type: a number (0xE1) or a name (\"UNIQUE_ID\")",
+        ))
+        .map(RawTlvId)
+    }
 }
 
 /// `tls` of a server or backend: `true`/`false`, or a table of settings.

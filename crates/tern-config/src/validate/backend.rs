@@ -12,7 +12,7 @@ use super::http_rules::Side;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{
-    Backend, BackendTimeouts, PoolSettings, ProxyMode, ProxyProtocol, ProxyV2, Server, ServerProto,
+    Backend, BackendTimeouts, PoolSettings, ProxyMode, ProxyProtocol, Server, ServerProto, WsProto,
 };
 use crate::raw::{RawBackend, RawServer};
 
@@ -170,6 +170,7 @@ impl Checker<'_> {
             proxy_v2: self.proxy_v2(raw, path),
             // Set by `server_protos`, which needs the backend's default and the server's TLS.
             proto: ServerProto::Http1,
+            ws: WsProto::Auto,
         }
     }
 
@@ -186,23 +187,6 @@ impl Checker<'_> {
                 None
             }
         }
-    }
-}
-
-impl Checker<'_> {
-    /// `proxy_v2_*`: options of a v2 header, refused on a server that sends none (they would
-    /// do nothing, and a checksum the operator believes is sent is not).
-    fn proxy_v2(&mut self, raw: &RawServer, path: &KeyPath) -> ProxyV2 {
-        let v2 = raw
-            .proxy_protocol
-            .as_deref()
-            .is_some_and(|p| p.eq_ignore_ascii_case("v2"));
-        let crc32c = raw.proxy_v2_crc32c.unwrap_or(false);
-        if crc32c && !v2 {
-            let message = "`proxy_v2_crc32c` needs `proxy_protocol = \"v2\"` on the same server";
-            self.issue(&path.key("proxy_v2_crc32c"), message);
-        }
-        ProxyV2 { crc32c }
     }
 }
 

@@ -27,6 +27,7 @@ mod http_rules;
 mod mode;
 mod persistence;
 mod protection;
+mod proxy_v2;
 mod request_log;
 mod routing;
 mod server_proto;
@@ -52,6 +53,8 @@ mod tests_tls;
 mod tests_tls_engine;
 #[cfg(test)]
 mod tests_userlist;
+
+pub(crate) use proxy_v2::tlv_id;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

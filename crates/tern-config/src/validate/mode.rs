@@ -195,6 +195,7 @@ pub(super) fn connection_fetch(fetch: &Fetch) -> bool {
             | Fetch::Tls
             | Fetch::Sni
             | Fetch::HelloType
+            | Fetch::PpTlv(_)
             | Fetch::Constant(_)
     )
 }
@@ -218,7 +219,7 @@ pub(super) fn not_in_tcp_mode(fetch: &Fetch, who: &str) -> String {
     };
     format!(
         "{why}; use connection facts only (src, dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, \
-         req.ssl_hello_type)"
+         req.ssl_hello_type, fc_pp_tlv)"
     )
 }
 

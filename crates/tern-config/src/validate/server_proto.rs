@@ -13,6 +13,7 @@
 
 use super::Checker;
 use crate::locate::KeyPath;
+use crate::model::WsProto;
 use crate::model::{CheckKind, Server, ServerProto};
 use crate::raw::{RawBackend, RawServerCheck};
 
@@ -55,12 +56,51 @@ impl Checker<'_> {
             let written = own.or(default);
             let at = if own.is_some() { at } else { path.clone() };
             server.proto = self.with_alpn(server, written, &at);
+            let ws_at = path.key("servers").index(i).key("ws");
+            server.ws = self.ws(raw_server.ws.as_deref(), server, &ws_at);
             let check_proto_written = raw.check.as_ref().is_some_and(|c| c.proto.is_some())
                 || matches!(&raw_server.check, Some(RawServerCheck::Table(c)) if c.proto.is_some());
             if !check_proto_written {
                 follow_proto(server);
             }
         }
+    }
+
+    /// `ws`: `"auto"`, `"h1"` or `"h2"` (HAProxy's `ws`). On a TLS server the protocol is the
+    /// one ALPN picks, so a `ws` that its `alpn` cannot give is refused rather than ignored.
+    fn ws(&mut self, text: Option<&str>, server: &Server, at: &KeyPath) -> WsProto {
+        let ws = match text.map(str::to_ascii_lowercase).as_deref() {
+            None | Some("auto") => WsProto::Auto,
+            Some("h1") => WsProto::H1,
+            Some("h2") => WsProto::H2,
+            Some(_) => {
+                let text = text.unwrap_or_default();
+                let message =
+                    format!("unknown protocol `{text}`: expected \"auto\", \"h1\" or \"h2\"");
+                self.issue(at, message);
+                WsProto::Auto
+            }
+        };
+        if let Some(tls) = &server.tls {
+            let offers =
+                |p: &str| tls.alpn.is_empty() && p == "http/1.1" || tls.alpn.iter().any(|a| a == p);
+            let (wanted, alpn) = match ws {
+                WsProto::H1 if server.proto != ServerProto::Http1 => (true, "http/1.1"),
+                WsProto::H2 if server.proto == ServerProto::Http1 => (true, "h2"),
+                _ => (false, ""),
+            };
+            if wanted && !offers(alpn) {
+                self.issue(
+                    at,
+                    format!(
+                        "ws = {:?} on a TLS server whose `alpn` leaves out {alpn:?}: the server \
+                         could not pick it; add it to `alpn`",
+                        text.unwrap_or_default()
+                    ),
+                );
+            }
+        }
+        ws
     }
 
     /// `"h1"` / `"http/1.1"` or `"h2"`.

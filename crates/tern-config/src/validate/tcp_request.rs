@@ -105,7 +105,9 @@ impl Checker<'_> {
         });
         if let Some(fetch) = fetches
             .filter(|f| !matches!(f, Fetch::Counter(_)))
-            .find(|f| !connection_fetch(f) || matches!(f, Fetch::Sni | Fetch::HelloType))
+            .find(|f| {
+                !connection_fetch(f) || matches!(f, Fetch::Sni | Fetch::HelloType | Fetch::PpTlv(_))
+            })
         {
             self.issue(
                 at,

@@ -76,3 +76,64 @@ fn a_crc32c_is_sent_only_in_v2_headers() {
         );
     }
 }
+
+#[test]
+fn proxy_v2_tlvs_are_formats_of_connection_samples() {
+    let config = parse_ok(&with_server_keys(
+        "proxy_protocol = \"v2\", proxy_v2_tlvs = [{ id = 0xE1, format = \"%[fc_pp_tlv(0xE1)]\" }, \
+         { id = \"UNIQUE_ID\", format = \"id-%[src]\" }]",
+    ));
+    let tlvs = &config.backends[0].servers[0].proxy_v2.tlvs;
+    assert_eq!(tlvs.len(), 2);
+    assert_eq!(tlvs[0].id, 0xE1);
+    assert_eq!(
+        tlvs[0].format.pieces,
+        [crate::Piece::Fetch(crate::Fetch::PpTlv(0xE1))]
+    );
+    assert_eq!(tlvs[1].id, 0x05);
+    assert!(parse_ok(MINIMAL).backends[0].servers[0]
+        .proxy_v2
+        .tlvs
+        .is_empty());
+}
+
+#[test]
+fn proxy_v2_tlvs_refuse_reserved_types_request_samples_and_v1() {
+    let at = "backend[0].servers[0].proxy_v2_tlvs[0].id";
+    for (id, why) in [
+        ("3", "proxy_v2_crc32c"),
+        ("\"NOOP\"", "padding"),
+        ("0x20", "PP2_TYPE_SSL"),
+        ("256", "not within 0-255"),
+        ("\"0xZZ\"", "not a TLV type"),
+    ] {
+        let keys =
+            format!("proxy_protocol = \"v2\", proxy_v2_tlvs = [{{ id = {id}, format = \"x\" }}]");
+        assert_error(&with_server_keys(&keys), 8, at, why);
+    }
+    assert_error(
+        &with_server_keys(
+            "proxy_protocol = \"v2\", proxy_v2_tlvs = [{ id = 0xE0, format = \"%[path]\" }]",
+        ),
+        8,
+        "backend[0].servers[0].proxy_v2_tlvs[0].format",
+        "not known when a server connection opens",
+    );
+    assert_error(
+        &with_server_keys(
+            "proxy_protocol = \"v2\", proxy_v2_tlvs = [{ id = 0xE0, format = \"a\" }, \
+             { id = 0xE0, format = \"b\" }]",
+        ),
+        8,
+        "backend[0].servers[0].proxy_v2_tlvs[1].id",
+        "already set",
+    );
+    assert_error(
+        &with_server_keys(
+            "proxy_protocol = \"v1\", proxy_v2_tlvs = [{ id = 0xE0, format = \"a\" }]",
+        ),
+        8,
+        "backend[0].servers[0].proxy_v2_tlvs",
+        "needs `proxy_protocol = \"v2\"`",
+    );
+}

@@ -122,3 +122,56 @@ fn a_check_proto_must_be_h1_or_h2_on_an_http_check() {
         "only applies with type = \"http\" or \"https\"",
     );
 }
+
+#[test]
+fn ws_chooses_the_protocol_of_websockets_apart_from_proto() {
+    use crate::WsProto;
+    let server = &parse_ok(MINIMAL).backends[0].servers[0];
+    assert_eq!(
+        (server.ws, server.websocket_proto()),
+        (WsProto::Auto, ServerProto::Http1)
+    );
+    let server = &parse_ok(&with_server_keys("proto = \"h2\"")).backends[0].servers[0];
+    assert_eq!(server.websocket_proto(), ServerProto::Http2);
+    let server = &parse_ok(&with_server_keys("proto = \"h2\", ws = \"h1\"")).backends[0].servers[0];
+    assert_eq!(
+        (server.ws, server.websocket_proto()),
+        (WsProto::H1, ServerProto::Http1)
+    );
+    assert_eq!(server.proto, ServerProto::Http2);
+    let server = &parse_ok(&with_server_keys("ws = \"H2\"")).backends[0].servers[0];
+    assert_eq!(server.websocket_proto(), ServerProto::Http2);
+    assert_error(
+        &with_server_keys("ws = \"h3\""),
+        8,
+        "backend[0].servers[0].ws",
+        "expected \"auto\", \"h1\" or \"h2\"",
+    );
+}
+
+#[test]
+fn ws_on_a_tls_server_needs_its_protocol_in_alpn() {
+    use crate::WsProto;
+    let ok =
+        with_server_keys("tls = { verify = \"none\", alpn = [\"h2\", \"http/1.1\"] }, ws = \"h1\"");
+    let server = &parse_ok(&ok).backends[0].servers[0];
+    assert_eq!(
+        (server.proto, server.ws),
+        (ServerProto::Negotiated, WsProto::H1)
+    );
+    assert_error(
+        &with_server_keys("tls = { verify = \"none\" }, proto = \"h2\", ws = \"h1\""),
+        8,
+        "backend[0].servers[0].ws",
+        "leaves out \"http/1.1\"",
+    );
+    assert_error(
+        &with_server_keys("tls = { verify = \"none\", alpn = [\"http/1.1\"] }, ws = \"h2\""),
+        8,
+        "backend[0].servers[0].ws",
+        "leaves out \"h2\"",
+    );
+    // Without `alpn` a TLS server is offered nothing: HTTP/1.1 goes without ALPN.
+    let plain_tls = with_server_keys("tls = { verify = \"none\" }, ws = \"h1\"");
+    assert_eq!(parse_ok(&plain_tls).backends[0].servers[0].ws, WsProto::H1);
+}

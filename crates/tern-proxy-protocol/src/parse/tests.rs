@@ -127,6 +127,8 @@ fn v2_tlvs_kept_and_walked() {
     assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
     assert_eq!(h.tlvs.authority.as_deref(), Some(&b"a.b"[..]));
     assert!(h.tlvs.client_ssl());
+    assert_eq!(h.tlvs.value(0x21), Some(&b"TLSv1.3"[..]));
+    assert_eq!(h.tlvs.value(0x23), None);
     let ssl = h.tlvs.ssl.unwrap();
     assert_eq!(ssl.version.as_deref(), Some(&b"TLSv1.3"[..]));
     assert_eq!((ssl.verify, ssl.cipher), (0, None));
@@ -287,7 +289,9 @@ fn other_tlvs_are_kept_in_order_for_fc_pp_tlv() {
     assert_eq!(h.tlvs.value(PP2_TYPE_ALPN), Some(&b"h2"[..]));
     assert_eq!(h.tlvs.value(0xE2), None);
     assert_eq!(h.tlvs.value(PP2_TYPE_NOOP), None);
+    assert!(!h.tlvs.is_empty());
     // None kept: nothing allocated.
     let plain = complete(&v2h(0x21, 0x11, &v4_body()));
     assert_eq!(plain.tlvs.others.capacity(), 0);
+    assert!(plain.tlvs.is_empty());
 }

@@ -343,6 +343,27 @@ impl Tracker {
         self.record.extra.get_or_insert_with(Box::default)
     }
 
+    /// Takes the samples of `format` (a `log_format`) for this line, each written by `sample`
+    /// (an empty one is absent: `-` in the line).
+    pub(crate) fn take_samples(
+        &mut self,
+        format: &LogTemplate,
+        sample: &dyn Fn(&tern_config::Fetch, &mut tern_h1::FieldValue<'_>),
+    ) {
+        let samples = &mut self.extra().samples;
+        samples.clear();
+        samples.resize(format.samples, None);
+        for piece in &format.pieces {
+            if let tern_config::LogPiece::Sample { fetch, slot, .. } = piece {
+                let mut value = Vec::new();
+                sample(fetch, &mut tern_h1::FieldValue::detached(&mut value));
+                if let Some(s) = samples.get_mut(*slot) {
+                    *s = (!value.is_empty()).then_some(value);
+                }
+            }
+        }
+    }
+
     /// The response's captured fields, from its head (`fields` parsed from `buf`).
     pub(crate) fn capture_response(&mut self, captures: &[Capture], fields: &[Field], buf: &[u8]) {
         let extra = self.extra();

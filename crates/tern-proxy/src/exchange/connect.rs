@@ -11,8 +11,9 @@ use std::net::SocketAddr;
 use tern_config::{Server, ServerProto};
 
 use crate::exchange::h2::{Target, UpstreamStream};
-use crate::exchange::proxy_header::{Origin, Proxied};
+use crate::exchange::proxy_header::{Custom, Origin, Proxied};
 use crate::exchange::upstream::{self, ServerConn, ServerStream};
+use crate::exchange::websocket;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
@@ -24,18 +25,27 @@ use crate::worker::Worker;
 /// `sni = "host"`); `proxy` the PROXY header of a server with `proxy_protocol` (its connections
 /// carry only requests of the client connection the header names). For a server spoken to in
 /// HTTP/2 the connection is a stream of a shared connection (true: that connection existed).
+///
+/// A WebSocket (`websocket`) goes over the protocol of the server's `ws`
+/// (`exchange/websocket.rs`), which may not be its requests'.
 pub(crate) async fn obtain(
     w: &Worker,
     b: usize,
     server: usize,
-    fresh: bool,
+    (fresh, websocket): (bool, bool),
     host: Option<&[u8]>,
     proxy: Option<Proxied<'_>>,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = w.shared.backend(b);
     let srv = &be.servers[server];
+    let proto = websocket::proto_of(srv, websocket);
     let address = address(w, b, server);
-    let tls = tls_target(w, b, server, host, address);
+    let mut tls = tls_target(w, b, server, host, address);
+    if let (Some(tls), true) = (tls.as_mut(), websocket) {
+        if let Some(config) = w.shared.websocket_tls(b, server) {
+            tls.config = config;
+        }
+    }
     let target = Target {
         tls: tls.is_some(),
         addr: address,
@@ -43,14 +53,14 @@ pub(crate) async fn obtain(
     if !fresh {
         let key = tls.as_ref().and_then(|t| t.key.as_deref());
         let origin = proxy.map(|p| p.origin);
-        if srv.proto != ServerProto::Http1 {
+        if proto != ServerProto::Http1 {
             if let Some(stream) = w.pools.h2.stream(b, server, key, origin, target) {
                 let buf = w.pools.lend();
                 let conn = ServerConn::new(stream_of(stream), buf, address, None, origin);
                 return Ok((conn, true));
             }
         }
-        if srv.proto != ServerProto::Http2 {
+        if proto != ServerProto::Http2 {
             if let Some(conn) = w.pools.checkout(b, server, key, origin, address) {
                 return Ok((conn, true));
             }
@@ -59,25 +69,23 @@ pub(crate) async fn obtain(
     // Boxed: opening a connection (TCP, TLS, HTTP/2) is a future of about 2 KB, which every
     // future awaiting this one would otherwise hold inline, and copy at each move, for the
     // requests (most of them) that reuse a pooled connection.
-    Box::pin(open(w, b, server, address, tls, proxy, target)).await
+    Box::pin(open(w, (b, server, proto), address, tls, proxy, target)).await
 }
 
 /// A new connection to `server` of backend `b` (see [`obtain`]).
 async fn open<'w>(
     w: &'w Worker,
-    b: usize,
-    server: usize,
+    (b, server, proto): (usize, usize, ServerProto),
     address: SocketAddr,
     tls: Option<upstream::TlsTarget<'w>>,
     proxy: Option<Proxied<'_>>,
     target: Target,
 ) -> Result<(ServerConn, bool), upstream::ConnectError> {
     let be = w.shared.backend(b);
-    let srv = &be.servers[server];
     let connect = upstream::connect(address, be.timeouts.connect, tls, proxy);
     let conn = Profiled::new(Kind::Connect, connect).await?;
     bump(&w.stats.servers[b][server].connects);
-    let h2 = match srv.proto {
+    let h2 = match proto {
         ServerProto::Http1 => false,
         ServerProto::Http2 => true,
         ServerProto::Negotiated => conn.stream.negotiated_h2(),
@@ -154,24 +162,34 @@ fn stream_of(stream: UpstreamStream) -> ServerStream {
 
 /// The PROXY header `server` gets (none without `proxy_protocol`) for a server connection
 /// carrying the client connection `io` (whose addresses are `addrs`): the addresses, the
-/// client's TLS when tern terminated it, and the server's v2 options.
+/// client's TLS when tern terminated it, and the server's v2 options and TLVs.
 pub(crate) fn proxied<'a, S: ClientStream>(
     io: &'a S,
-    addrs: Addrs,
-    server: &Server,
+    addrs: &'a Addrs,
+    server: &'a Server,
 ) -> Option<Proxied<'a>> {
+    let tls = io.client_tls();
+    let v2 = &server.proxy_v2;
+    let custom = (!v2.tlvs.is_empty()).then(|| Custom {
+        formats: &v2.tlvs,
+        // As the TLS TLVs: what tern terminated with rustls.
+        tls: tls.is_some(),
+        sni: io.sni(),
+        received: addrs.pp_tlvs(),
+    });
     Some(Proxied {
         version: server.proxy_protocol?,
         origin: origin(io, addrs),
-        tls: io.client_tls(),
-        crc32c: server.proxy_v2.crc32c,
+        tls,
+        crc32c: v2.crc32c,
+        custom,
     })
 }
 
 /// The client connection's addresses (`addrs`, the local one read from `io` unless a PROXY
 /// header carried it), for the PROXY header of a server with `proxy_protocol`.
-fn origin<S: ClientStream>(io: &S, addrs: Addrs) -> Origin {
-    match addrs.local.map_or_else(|| io.local_addr(), Ok) {
+fn origin<S: ClientStream>(io: &S, addrs: &Addrs) -> Origin {
+    match addrs.local().map_or_else(|| io.local_addr(), Ok) {
         Ok(destination) => Origin::Client {
             source: addrs.peer,
             destination,

@@ -27,6 +27,11 @@
 //! verified, 1 otherwise, as the spec says (HAProxy and hitch send 0 also when no certificate
 //! came; a server should read the flags first, as the spec tells it to).
 //!
+//! A server with `proxy_v2_tlvs` (HAProxy's `set-proxy-v2-tlv-fmt`) gets one TLV per entry after
+//! those, its value the entry's format evaluated for the client connection ([`Custom`],
+//! `proxy_header/custom.rs`): a TLV received from the proxy in front passed on, the client's
+//! address, a constant. Health checks send none, as HAProxy's (they have no client).
+//!
 //! A server with `proxy_v2_crc32c` (HAProxy's `proxy-v2-options crc32c`) gets a
 //! `PP2_TYPE_CRC32C` TLV last in every v2 header, checks' LOCAL headers included as in HAProxy:
 //! the CRC32c of the whole header with the TLV's value zeroed (2.2.2), computed by
@@ -56,6 +61,7 @@ const V2_UNSPEC: u8 = 0x00;
 /// check). The type is the one the received headers are parsed into (tern-proxy-protocol).
 pub(crate) use tern_proxy_protocol::Origin;
 
+pub(crate) use custom::Custom;
 pub(crate) use tls::ClientTls;
 
 /// The PROXY header of a new server connection: its version, what it says about the
@@ -67,6 +73,8 @@ pub(crate) struct Proxied<'a> {
     pub tls: Option<ClientTls<'a>>,
     /// v2 only: a `PP2_TYPE_CRC32C` TLV seals the header (`proxy_v2_crc32c`).
     pub crc32c: bool,
+    /// v2 only: the server's `proxy_v2_tlvs`, when it has some.
+    pub custom: Option<Custom<'a>>,
 }
 
 impl Proxied<'_> {
@@ -75,7 +83,7 @@ impl Proxied<'_> {
         match self.version {
             ProxyProtocol::V1 => v1(self.origin),
             ProxyProtocol::V2 => {
-                let mut out = v2(self.origin, self.tls.as_ref());
+                let mut out = v2(self.origin, self.tls.as_ref(), self.custom.as_ref());
                 if self.crc32c {
                     // A v2 header of at most a few hundred bytes: it always takes the TLV.
                     tern_proxy_protocol::append_crc32c(&mut out);
@@ -93,6 +101,7 @@ impl Proxied<'_> {
             origin: Origin::Local,
             tls: None,
             crc32c: server.proxy_v2.crc32c,
+            custom: None,
         })
     }
 }
@@ -105,6 +114,7 @@ pub(crate) fn header(version: ProxyProtocol, origin: Origin) -> Vec<u8> {
         origin,
         tls: None,
         crc32c: false,
+        custom: None,
     }
     .header()
 }
@@ -136,8 +146,8 @@ fn v1(origin: Origin) -> Vec<u8> {
 }
 
 /// The binary form: 16 bytes, then 12 (IPv4) or 36 (IPv6) of addresses, then the TLVs of
-/// `tls`.
-fn v2(origin: Origin, tls: Option<&ClientTls<'_>>) -> Vec<u8> {
+/// `tls` and of `custom`.
+fn v2(origin: Origin, tls: Option<&ClientTls<'_>>, custom: Option<&Custom<'_>>) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + 36 + tls.map_or(0, |_| 128));
     out.extend_from_slice(&V2_SIGNATURE);
     let (source, destination) = match origin {
@@ -175,16 +185,22 @@ fn v2(origin: Origin, tls: Option<&ClientTls<'_>>) -> Vec<u8> {
     out.extend_from_slice(&source.port().to_be_bytes());
     out.extend_from_slice(&destination.port().to_be_bytes());
     if let Some(tls) = tls {
-        tls.write_tlvs(&mut out);
-        // The TLVs are bounded (an SNI and an ALPN protocol are at most 255 bytes each).
-        let len = u16::try_from(out.len() - 16).unwrap_or(u16::MAX);
-        out[14..16].copy_from_slice(&len.to_be_bytes());
+        tls.write_tlvs(&mut out, |kind| custom.is_some_and(|c| c.sets(kind)));
     }
+    if let Some(custom) = custom {
+        custom.write(source, destination, &mut out);
+    }
+    // The TLVs are bounded (an SNI and an ALPN protocol are at most 255 bytes each, the custom
+    // ones by `MAX_V2_BODY`).
+    let len = u16::try_from(out.len() - 16).unwrap_or(u16::MAX);
+    out[14..16].copy_from_slice(&len.to_be_bytes());
     out
 }
 
 // The TLVs of a client's TLS.
 mod tls;
+// The TLVs of `proxy_v2_tlvs`.
+mod custom;
 
 #[cfg(test)]
 mod tests;

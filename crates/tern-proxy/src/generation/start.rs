@@ -403,7 +403,9 @@ fn shared_state(snapshot: Snapshot) -> Result<Shared, StartError> {
         .iter()
         .map(|fe| RateCap::new(fe.rate_limit_sessions))
         .collect();
+    let websocket_tls = exchange::websocket::client_configs(cfg, &snapshot.servers_tls);
     Ok(Shared {
+        websocket_tls,
         tables,
         conn_rate: RateCap::new(cfg.global.max_conn_rate),
         sess_rate: RateCap::new(cfg.global.max_sess_rate),

@@ -207,7 +207,7 @@ pub(crate) fn serve<S: ClientStream>(
         ..Limits::default()
     };
     // A `getsockname` only when some rule reads the local port (and no PROXY header gave it).
-    let local_port = match addrs.local {
+    let local_port = match addrs.local() {
         Some(local) => local.port(),
         None if w.shared.reads_dst_port => io.local_addr().map_or(0, |a| a.port()),
         None => 0,

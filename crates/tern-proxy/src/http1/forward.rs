@@ -25,7 +25,7 @@
 
 use std::rc::Rc;
 
-use tern_config::ConnectionMode;
+use tern_config::{ConnectionMode, WsProto};
 use tern_h1::local::Page;
 use tern_h1::{write_request_edited, Edits, H1Error, Method};
 use tracing::{debug, warn};
@@ -39,6 +39,7 @@ use crate::exchange::persist::{self, Persisted};
 use crate::exchange::pick::{pick_server, refusal_state};
 use crate::exchange::servers::BackendState;
 use crate::exchange::upstream::{self, ServerConn};
+use crate::exchange::websocket::is_websocket;
 use crate::http1::conn::{count_status, H1Conn, Next};
 use crate::http1::relay::{
     ClientSide, End, Fault, Outcome, Relay, ResponseRules, ServerSide, Stage, Upload,
@@ -292,8 +293,9 @@ impl<S: ClientStream> H1Conn<S> {
         let srv = &w.shared.backend(b).servers[server];
         let host = self.head.host().map(|h| h.get(self.buf.data()));
         let fresh = std::mem::take(&mut out.fresh);
-        let proxy = proxied(&self.io, self.addrs, srv);
-        match obtain(&w, b, server, fresh, host, proxy).await {
+        let proxy = proxied(&self.io, &self.addrs, srv);
+        let websocket = srv.ws != WsProto::Auto && is_websocket(&self.head, self.buf.data());
+        match obtain(&w, b, server, (fresh, websocket), host, proxy).await {
             Ok(got) => Ok(got),
             Err(e) => {
                 let backend = &w.shared.backend(b).name;
@@ -472,6 +474,7 @@ impl<S: ClientStream> H1Conn<S> {
                     backend: &be.http_response,
                     frontend: &fe.http_response,
                     conn: &self.conn,
+                    pp_tlvs: self.addrs.pp_tlvs(),
                     edits: &mut self.resp_edits,
                     vars: &self.vars,
                     captures: self

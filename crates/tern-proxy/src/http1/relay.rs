@@ -48,6 +48,7 @@ use crate::rules::vars::Vars;
 use crate::rules::{self, Refusal};
 use crate::timer::{Idle, Timer};
 use flight::Flight;
+use tern_proxy_protocol::Tlvs;
 
 /// Why an exchange stopped before both messages were complete.
 #[derive(Debug, thiserror::Error)]
@@ -238,6 +239,8 @@ pub(crate) struct ResponseRules<'a> {
     pub backend: &'a [HttpRule],
     pub frontend: &'a [HttpRule],
     pub conn: &'a ConnFacts,
+    /// The TLVs of the PROXY v2 header the connection opened with (`fc_pp_tlv`).
+    pub pp_tlvs: Option<&'a Tlvs>,
     pub edits: &'a mut HeaderEdits,
     /// The session's variables (`var()` in response rules, `set-var`).
     pub vars: &'a RefCell<Vars>,
@@ -267,6 +270,7 @@ impl ResponseRules<'_> {
             buf,
             conn: self.conn,
             sni,
+            pp_tlvs: self.pp_tlvs,
             vars: self.vars,
         };
         let refused = |backend: bool| {

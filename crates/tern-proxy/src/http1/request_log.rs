@@ -6,8 +6,7 @@
 
 use std::time::SystemTime;
 
-use tern_config::{LogPiece, RequestLog};
-use tern_h1::FieldValue;
+use tern_config::RequestLog;
 
 use crate::access_log::template;
 use crate::http1::conn::H1Conn;
@@ -21,7 +20,7 @@ impl<S: ClientStream> H1Conn<S> {
     pub(super) fn identify(&mut self, log: &RequestLog, frontend: &str) {
         let counter = request_id::next_counter();
         let local = if log.reads_local_address() {
-            self.addrs.local.or_else(|| self.io.local_addr().ok())
+            self.addrs.local().or_else(|| self.io.local_addr().ok())
         } else {
             None
         };
@@ -31,6 +30,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            pp_tlvs: self.addrs.pp_tlvs(),
             vars: &self.vars,
             auth: AuthSeen::default(),
         };
@@ -82,23 +82,13 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            pp_tlvs: self.addrs.pp_tlvs(),
             vars: &self.vars,
             auth: AuthSeen {
                 lists: &w.shared.config().userlists,
                 users: &self.auth_users,
             },
         };
-        let samples = &mut tracker.extra().samples;
-        samples.clear();
-        samples.resize(format.samples, None);
-        for piece in &format.pieces {
-            if let LogPiece::Sample { fetch, slot, .. } = piece {
-                let mut value = Vec::new();
-                facts.sample(fetch, &mut FieldValue::detached(&mut value));
-                if let Some(s) = samples.get_mut(*slot) {
-                    *s = (!value.is_empty()).then_some(value);
-                }
-            }
-        }
+        tracker.take_samples(format, &|fetch, out| facts.sample(fetch, out));
     }
 }

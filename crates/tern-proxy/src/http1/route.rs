@@ -78,6 +78,7 @@ impl<S: ClientStream> H1Conn<S> {
             buf: self.buf.data(),
             conn: &self.conn,
             sni: self.io.sni(),
+            pp_tlvs: self.addrs.pp_tlvs(),
             vars: &self.vars,
             auth: AuthSeen {
                 lists: &cfg.userlists,

@@ -27,11 +27,13 @@ use super::request_body::RequestSource;
 use super::response::ResponseSink;
 use crate::exchange::proxy_header::ClientTls;
 use crate::listen::client::ClientStream;
+use crate::listen::proxy_in::Addrs;
 
 /// What the streams of one connection know of it: what the session reads of a connection.
 #[derive(Debug)]
 pub(crate) struct ConnInfo {
-    pub peer: SocketAddr,
+    /// The client's addresses, and the TLVs of a PROXY v2 header (`fc_pp_tlv`).
+    pub addrs: Addrs,
     /// The address the client connected to (`None` if the socket could not say).
     pub local: Option<SocketAddr>,
     /// The server name of the TLS ClientHello.
@@ -95,8 +97,9 @@ impl H2Stream {
         }
     }
 
-    pub(crate) fn peer(&self) -> SocketAddr {
-        self.conn.peer
+    /// The connection's addresses (a PROXY header's, if one came), for the stream's session.
+    pub(crate) fn addrs(&self) -> Addrs {
+        self.conn.addrs.clone()
     }
 
     pub(crate) fn tls(&self) -> bool {

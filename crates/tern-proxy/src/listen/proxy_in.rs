@@ -38,7 +38,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tracing::debug;
 
-use tern_proxy_protocol::{Header, Origin, Parsed, Refused, MAX_HEADER};
+use tern_proxy_protocol::{Header, Origin, Parsed, Refused, Tlvs, MAX_HEADER};
 
 use crate::listen::accept::Acceptor;
 use crate::stats::{bump, FrontendCounters};
@@ -77,20 +77,72 @@ impl Expect {
     }
 }
 
-/// The client's addresses as the session uses them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The client's addresses as the session uses them, and the TLVs of the PROXY v2 header that
+/// carried them (`fc_pp_tlv`, `proxy_v2_tlvs`).
+///
+/// The TLVs share one allocation with the carried local address, so a connection without them
+/// holds no more than the two addresses: the session's task keeps this for its whole life.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Addrs {
     /// The client: the socket's peer, or the source a PROXY header carried.
     pub peer: SocketAddr,
-    /// The address the client connected to, when a PROXY header carried it; `None`: the
-    /// socket's own (read with `getsockname` only when needed).
-    pub local: Option<SocketAddr>,
+    local: Local,
+}
+
+/// Where the address the client connected to comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Local {
+    /// The socket's own (read with `getsockname` only when needed).
+    Socket,
+    /// A PROXY header's, without TLVs.
+    Carried(SocketAddr),
+    /// A PROXY v2 header's, with TLVs.
+    WithTlvs(Arc<Proxied>),
+}
+
+/// What a PROXY v2 header with TLVs gave the session.
+#[derive(Debug, PartialEq, Eq)]
+struct Proxied {
+    local: SocketAddr,
+    tlvs: Tlvs,
 }
 
 impl Addrs {
     /// `peer`, and the address the stream itself says the client connected to.
     pub(crate) fn stream(peer: SocketAddr) -> Self {
-        Self { peer, local: None }
+        Self {
+            peer,
+            local: Local::Socket,
+        }
+    }
+
+    /// The addresses a PROXY header carried, with its v2 TLVs (`tlvs`, kept only when one of
+    /// them can be read).
+    pub(crate) fn carried(peer: SocketAddr, local: SocketAddr, tlvs: Tlvs) -> Self {
+        let local = if tlvs.is_empty() {
+            Local::Carried(local)
+        } else {
+            Local::WithTlvs(Arc::new(Proxied { local, tlvs }))
+        };
+        Self { peer, local }
+    }
+
+    /// The address the client connected to, when a PROXY header carried it; `None`: the
+    /// socket's own.
+    pub(crate) fn local(&self) -> Option<SocketAddr> {
+        match &self.local {
+            Local::Socket => None,
+            Local::Carried(local) => Some(*local),
+            Local::WithTlvs(proxied) => Some(proxied.local),
+        }
+    }
+
+    /// The TLVs of the PROXY v2 header the connection opened with, if it had any.
+    pub(crate) fn pp_tlvs(&self) -> Option<&Tlvs> {
+        match &self.local {
+            Local::WithTlvs(proxied) => Some(&proxied.tlvs),
+            _ => None,
+        }
     }
 }
 
@@ -124,7 +176,7 @@ async fn receive(
     counters: &FrontendCounters,
 ) -> Option<Addrs> {
     let why = match tokio::time::timeout(limit, read(tcp)).await {
-        Ok(Ok(header)) => return Some(addresses(&header, peer)),
+        Ok(Ok(header)) => return Some(addresses(header, peer)),
         Ok(Err(why)) => why,
         Err(_) => Refused("no complete PROXY header within the handshake timeout"),
     };
@@ -134,7 +186,7 @@ async fn receive(
 }
 
 /// The addresses `header` gives the session: the carried ones, else the socket's.
-fn addresses(header: &Header, peer: SocketAddr) -> Addrs {
+fn addresses(header: Header, peer: SocketAddr) -> Addrs {
     match header.origin {
         Origin::Client {
             source,
@@ -147,10 +199,7 @@ fn addresses(header: &Header, peer: SocketAddr) -> Addrs {
                 other_tlvs = ?header.tlvs.others.iter().map(|(kind, _)| *kind).collect::<Vec<_>>(),
                 "PROXY header received"
             );
-            Addrs {
-                peer: source,
-                local: Some(destination),
-            }
+            Addrs::carried(source, destination, header.tlvs)
         }
         Origin::Unknown | Origin::Local => Addrs::stream(peer),
     }
@@ -190,4 +239,33 @@ async fn read(tcp: &mut TcpStream) -> Result<Header, Refused> {
 
 fn io_refused(_: io::Error) -> Refused {
     Refused("connection failed before the end of the PROXY header")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tlvs_cost_a_connection_without_them_nothing() {
+        // What the session's task keeps for every connection: two addresses, as before the
+        // TLVs had a place.
+        let two = std::mem::size_of::<(SocketAddr, Option<SocketAddr>)>();
+        assert_eq!(std::mem::size_of::<Addrs>(), two);
+    }
+
+    #[test]
+    fn tlvs_are_kept_only_when_one_can_be_read() {
+        let peer = SocketAddr::from(([192, 0, 2, 1], 1000));
+        let local = SocketAddr::from(([10, 0, 0, 1], 443));
+        let none = Addrs::carried(peer, local, Tlvs::default());
+        assert_eq!((none.local(), none.pp_tlvs()), (Some(local), None));
+        let tlvs = Tlvs {
+            others: vec![(0xE1, b"x".to_vec())],
+            ..Tlvs::default()
+        };
+        let with = Addrs::carried(peer, local, tlvs);
+        assert_eq!(with.local(), Some(local));
+        assert_eq!(with.pp_tlvs().and_then(|t| t.value(0xE1)), Some(&b"x"[..]));
+        assert_eq!(Addrs::stream(peer).local(), None);
+    }
 }

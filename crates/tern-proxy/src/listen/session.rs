@@ -258,8 +258,8 @@ fn serve_plain(
     }
     if w.shared.frontend(frontend).http2.cleartext {
         // h2c with prior knowledge (HAProxy's `proto h2` on a bind).
-        let local = addrs.local.or_else(|| stream.local_addr().ok());
-        let info = http2::conn_info(addrs.peer, local, None);
+        let local = addrs.local().or_else(|| stream.local_addr().ok());
+        let info = http2::conn_info(&addrs, local, None);
         // A plain socket writes at each write: a buffer makes the flush the socket write,
         // so the connection's frames of one turn share it (see `http2/coalesce.rs`).
         let buffered = BufWriter::with_capacity(H2C_WRITE_BUFFER, http2::Lingering(stream));
@@ -316,8 +316,8 @@ fn serve_tls(
         });
     }
     if http2::negotiated(tls.connection()) {
-        let local = addrs.local.or_else(|| tls.tcp().local_addr().ok());
-        let info = http2::conn_info(addrs.peer, local, Some(tls.connection()));
+        let local = addrs.local().or_else(|| tls.tcp().local_addr().ok());
+        let info = http2::conn_info(&addrs, local, Some(tls.connection()));
         // The connection's task only drives the connection; its streams are tasks of their own.
         // Over TLS a flush is a socket write: the connection's frames of one turn share it.
         let io = http2::Coalesce::new(http2::Lingering(tls));
@@ -344,7 +344,7 @@ fn admit(
     tls: bool,
     socket: &tokio::net::TcpStream,
 ) -> Option<Tracking> {
-    let local_port = || match addrs.local {
+    let local_port = || match addrs.local() {
         Some(local) => local.port(),
         None if conn_rules::reads_local_port(w, frontend) => {
             socket.local_addr().map_or(0, |a| a.port())

@@ -16,6 +16,7 @@ use std::net::IpAddr;
 
 use tern_config::{Facts, Fetch, TableKey, MAX_STRING_KEY};
 use tern_h1::{Field, FieldKind, FieldValue, RequestHead, ResponseHead, Version};
+use tern_proxy_protocol::Tlvs;
 
 use super::auth::AuthSeen;
 use super::vars::Vars;
@@ -42,6 +43,8 @@ pub(crate) struct RequestFacts<'a> {
     pub conn: &'a ConnFacts,
     /// The server name of the TLS ClientHello.
     pub sni: Option<&'a str>,
+    /// The TLVs of the PROXY v2 header the connection opened with (`fc_pp_tlv`).
+    pub pp_tlvs: Option<&'a Tlvs>,
     /// The session's variables.
     pub vars: &'a RefCell<Vars>,
     /// Who the request's credentials are (`http_auth`), checked before the rules ran.
@@ -56,6 +59,7 @@ pub(crate) struct ResponseFacts<'a> {
     pub buf: &'a [u8],
     pub conn: &'a ConnFacts,
     pub sni: Option<&'a str>,
+    pub pp_tlvs: Option<&'a Tlvs>,
     /// The session's variables.
     pub vars: &'a RefCell<Vars>,
 }
@@ -118,6 +122,10 @@ macro_rules! head_and_connection_facts {
 
         fn sni(&self) -> Option<&str> {
             self.sni
+        }
+
+        fn pp_tlv(&self, id: u8) -> Option<&[u8]> {
+            self.pp_tlvs?.value(id)
         }
 
         fn var(&self, name: &str, each: &mut dyn FnMut(&[u8]) -> bool) -> bool {
@@ -204,7 +212,7 @@ impl Samples for RequestFacts<'_> {
                     out.push(vars.unique_id());
                 }
             }
-            _ => connection_sample(fetch, self.conn, self.sni, out),
+            _ => connection_sample(fetch, self, out),
         }
     }
 
@@ -313,7 +321,7 @@ impl Samples for ResponseFacts<'_> {
                     out.push(vars.unique_id());
                 }
             }
-            _ => connection_sample(fetch, self.conn, self.sni, out),
+            _ => connection_sample(fetch, self, out),
         }
     }
 
@@ -355,18 +363,20 @@ fn first_named<'b>(fields: &[Field], buf: &'b [u8], name: &str) -> Option<&'b [u
         .map(|f| f.value(buf))
 }
 
-/// The samples of the connection; request-line samples have no value here.
-fn connection_sample(fetch: &Fetch, conn: &ConnFacts, sni: Option<&str>, out: &mut FieldValue<'_>) {
+/// The samples of the connection; request-line samples have no value here (also what a TCP
+/// frontend's `log_format` takes, `tcp.rs`).
+pub(crate) fn connection_sample(fetch: &Fetch, facts: &dyn Facts, out: &mut FieldValue<'_>) {
     match fetch {
         // Writing to a Vec cannot fail.
         Fetch::Src => {
-            let _ = write!(out.raw(), "{}", conn.peer.to_canonical());
+            let _ = write!(out.raw(), "{}", facts.src().to_canonical());
         }
         Fetch::DstPort => {
-            let _ = write!(out.raw(), "{}", conn.local_port);
+            let _ = write!(out.raw(), "{}", facts.dst_port());
         }
-        Fetch::Tls => out.push(if conn.tls { b"1" } else { b"0" }),
-        Fetch::Sni => out.push(sni.unwrap_or_default().as_bytes()),
+        Fetch::Tls => out.push(if facts.tls() { b"1" } else { b"0" }),
+        Fetch::Sni => out.push(facts.sni().unwrap_or_default().as_bytes()),
+        Fetch::PpTlv(id) => out.push(facts.pp_tlv(*id).unwrap_or_default()),
         _ => {}
     }
 }
@@ -429,6 +439,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: Some("a.test"),
+            pp_tlvs: None,
             vars: &std::cell::RefCell::default(),
             auth: AuthSeen::default(),
         };
@@ -461,6 +472,7 @@ mod tests {
             buf: raw.as_bytes(),
             conn: &CONN,
             sni: None,
+            pp_tlvs: None,
             vars: &std::cell::RefCell::default(),
         };
         assert!(f.any_header("server", &mut |v| v == b"s1"));

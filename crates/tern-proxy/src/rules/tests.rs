@@ -45,6 +45,7 @@ fn routed<'c>(cfg: &'c Config, raw: &str, sni: Option<&str>) -> Option<&'c str> 
         buf: raw.as_bytes(),
         conn: &CONN,
         sni,
+        pp_tlvs: None,
         vars: &std::cell::RefCell::default(),
         auth: Default::default(),
     };
@@ -94,6 +95,7 @@ pub(super) fn requested(cfg: &Config, raw: &str) -> (String, String) {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: Some("api.test"),
+        pp_tlvs: None,
         vars: &std::cell::RefCell::default(),
         auth: Default::default(),
     };
@@ -161,6 +163,7 @@ fn response_rules_read_the_response_and_run_backend_first() {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: None,
+        pp_tlvs: None,
         vars: &std::cell::RefCell::default(),
     };
     let mut edits = HeaderEdits::new();

@@ -55,6 +55,7 @@ async fn verdict(cfg: &Config, raw: &str) -> (String, Option<usize>) {
         buf: raw.as_bytes(),
         conn: &CONN,
         sni: None,
+        pp_tlvs: None,
         vars: &std::cell::RefCell::default(),
         auth: AuthSeen {
             lists: &cfg.userlists,

@@ -26,6 +26,7 @@ fn redirected(list: &[&str], raw: &str) -> (String, String) {
         buf: raw.as_bytes(),
         conn: &super::tests::CONN,
         sni: None,
+        pp_tlvs: None,
         vars: &std::cell::RefCell::default(),
         auth: Default::default(),
     };

@@ -108,7 +108,7 @@ impl Session<'_> {
         let srv = &be.servers[server];
         let addr = address(w, b, server);
         let tls = tls_target(w, b, server, None, addr);
-        let proxy = proxied(io, self.addrs, srv);
+        let proxy = proxied(io, &self.addrs, srv);
         // A spare buffer: a new one is allocated and zeroed (32 KiB) for every session otherwise.
         let buf = w.pools.lend();
         let connect = upstream::connect_with(addr, be.timeouts.connect, tls, proxy, buf);

@@ -325,6 +325,15 @@ impl Raw {
         }
     }
 
+    /// The value of field `name` in the request head `term` dumped in the body (`?h=1`).
+    pub fn dumped(&self, name: &str) -> Option<String> {
+        let body = String::from_utf8_lossy(self.body_bytes()).into_owned();
+        body.lines().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+
     /// The value of header `name` in the first response head (case-insensitive name).
     pub fn head_value(&self, name: &str) -> Option<String> {
         let prefix = format!("{}:", name.to_ascii_lowercase());
@@ -334,6 +343,22 @@ impl Raw {
                 .starts_with(&prefix)
                 .then(|| l[prefix.len()..].trim().to_owned())
         })
+    }
+}
+
+/// Waits up to `wait` until the file at `path` (an access log) holds `n` lines; returns them.
+pub fn wait_log_lines(path: &std::path::Path, n: usize, wait: Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= n {
+            return text.lines().map(str::to_owned).collect();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} lines not in {path:?}: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -639,3 +639,55 @@ fn proxy_v2_options_crc32c_and_the_tls_tlvs() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn set_proxy_v2_tlv_fmt_becomes_proxy_v2_tlvs() {
+    let c = backend(
+        "  server s1 10.0.0.1:80 send-proxy-v2 set-proxy-v2-tlv-fmt(0xE1) %[fc_pp_tlv(0xE1)] \
+         set-proxy-v2-tlv-fmt(5) id-%[src]\n\
+         server s2 10.0.0.2:80 set-proxy-v2-tlv-fmt(0xE2) x\n",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s1\", address = \"10.0.0.1:80\", proxy_protocol = \"v2\", proxy_v2_tlvs = \
+         [{ id = 0xE1, format = \"%[fc_pp_tlv(0xE1)]\" }, { id = 0x05, format = \"id-%[src]\" }] },",
+    );
+    assert_has(&c, "{ name = \"s2\", address = \"10.0.0.2:80\" },");
+    assert_eq!(warned(&c.warnings), ["11: set-proxy-v2-tlv-fmt"]);
+    let tlvs = &validate(&c).backends[0].servers[0].proxy_v2.tlvs;
+    assert_eq!((tlvs[0].id, tlvs[1].id), (0xE1, 0x05));
+    let refused = errors(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend app\nbackend app\n\
+         \x20 server s 10.0.0.1:80 send-proxy-v2 set-proxy-v2-tlv-fmt(0x1FF) x\n"
+    ));
+    assert!(
+        refused.iter().any(|e| e.contains("over 0xFF")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn ws_h1_h2_and_auto() {
+    let c = backend(
+        "  server s1 10.0.0.1:80 proto h2 ws h1\n\
+         server s2 10.0.0.2:80 ws h2\n\
+         server s3 10.0.0.3:80 ws auto\n",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s1\", address = \"10.0.0.1:80\", proto = \"h2\", ws = \"h1\" },",
+    );
+    assert_has(
+        &c,
+        "{ name = \"s2\", address = \"10.0.0.2:80\", ws = \"h2\" },",
+    );
+    assert_has(&c, "{ name = \"s3\", address = \"10.0.0.3:80\" },");
+    let servers = &validate(&c).backends[0].servers;
+    assert_eq!(servers[0].websocket_proto(), crate::ServerProto::Http1);
+    assert_eq!(servers[1].websocket_proto(), crate::ServerProto::Http2);
+    let refused = errors(&format!(
+        "{HEAD}frontend f\n  bind :80\n  default_backend app\nbackend app\n\
+         \x20 server s 10.0.0.1:80 ws h3\n"
+    ));
+    assert!(refused.iter().any(|e| e.contains("'ws h3'")), "{refused:?}");
+}

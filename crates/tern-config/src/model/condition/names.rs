@@ -27,6 +27,7 @@ impl fmt::Display for Fetch {
             Fetch::HttpAuthGroup(list) => return write!(f, "http_auth_group({})", list.name),
             Fetch::Counter(counter) => return counter.fmt(f),
             Fetch::UniqueId => "unique-id",
+            Fetch::PpTlv(id) => return write!(f, "fc_pp_tlv({id:#04X})"),
         };
         f.write_str(name)
     }

@@ -39,7 +39,7 @@ enum MatchMethod {
 
 const FETCHES: &str = "hdr(NAME), req.hdr(NAME), path, url, query, method, req.ver, src, \
     dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, req.ssl_hello_type, http_auth(L), http_auth_group(L), \
-    always_true, always_false (hdr, path, url and \
+    fc_pp_tlv(ID), always_true, always_false (hdr, path, url and \
     ssl_fc_sni also with a _beg, _end, _sub, _dom, _dir, _reg or _len suffix), and the counters \
     sc0_NAME, sc_NAME(N), src_NAME([TABLE]) with NAME one of conn_cur, conn_cnt, conn_rate, \
     http_req_cnt, http_req_rate, http_err_rate, bytes_in_rate, bytes_out_rate, get_gpc0, \
@@ -122,6 +122,8 @@ fn fetch(name: &str) -> Result<(Fetch, Kind, Option<MatchMethod>), String> {
         ("http_auth" | "http_auth_group", None) => {
             return Err(format!("`{name}` needs a userlist name: {name}(admins)"))
         }
+        ("fc_pp_tlv", Some(id)) => Fetch::PpTlv(super::super::proxy_v2::tlv_id(id)?),
+        ("fc_pp_tlv", None) => return Err(format!("`{name}` needs a TLV type: fc_pp_tlv(0xE1)")),
         (_, Some(_)) => return Err(format!("fetch `{base}` takes no argument")),
         ("path", None) => Fetch::Path,
         ("url", None) => Fetch::Url,

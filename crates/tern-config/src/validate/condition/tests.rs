@@ -64,6 +64,13 @@ impl Facts for Req {
     fn sni(&self) -> Option<&str> {
         self.sni
     }
+    fn pp_tlv(&self, id: u8) -> Option<&[u8]> {
+        match id {
+            0xE1 => Some(b"tenant-7"),
+            0xE2 => Some(b""),
+            _ => None,
+        }
+    }
 }
 
 fn acls(defs: &[(&str, &str)]) -> Acls {
@@ -265,4 +272,19 @@ fn use_backend_errors_are_located() {
         errors.contains("give `if` or `unless`, not both"),
         "{errors}"
     );
+}
+
+#[test]
+fn fc_pp_tlv_reads_the_received_tlvs_by_number_or_name() {
+    let req = Req::default();
+    assert!(holds("{ fc_pp_tlv(0xE1) tenant-7 }", &[], &req));
+    assert!(holds("{ fc_pp_tlv(225) -m beg tenant }", &[], &req));
+    assert!(!holds("{ fc_pp_tlv(0xE1) tenant-8 }", &[], &req));
+    // Present and empty is found; absent matches nothing.
+    assert!(holds("{ fc_pp_tlv(0xE2) -m found }", &[], &req));
+    assert!(!holds("{ fc_pp_tlv(0xE3) -m found }", &[], &req));
+    assert!(!holds("{ fc_pp_tlv(UNIQUE_ID) -m found }", &[], &req));
+    assert!(error("{ fc_pp_tlv(0x1E1) x }", &[]).contains("over 0xFF"));
+    assert!(error("{ fc_pp_tlv(FOO) x }", &[]).contains("not a TLV type"));
+    assert!(error("{ fc_pp_tlv x }", &[]).contains("needs a TLV type"));
 }

@@ -8,10 +8,10 @@
 use crate::model::{Fetch, Piece, ValueFormat};
 
 pub(crate) const FETCHES: &str = "src, dst_port, ssl_fc, ssl_fc_sni, method, path, query, url, \
-     hdr(NAME), req.hdr(NAME), var(NAME), unique-id";
+     hdr(NAME), req.hdr(NAME), var(NAME), unique-id, fc_pp_tlv(ID)";
 
 /// Parses a header value.
-pub(super) fn parse(text: &str) -> Result<ValueFormat, String> {
+pub(crate) fn parse(text: &str) -> Result<ValueFormat, String> {
     if let Some(c) = text.chars().find(|c| c.is_control() && *c != '\t') {
         return Err(format!(
             "control character {c:?} in a header value (line breaks would end the header)"
@@ -128,6 +128,12 @@ pub(crate) fn fetch(expr: &str) -> Result<Fetch, String> {
         "unique-id" => Fetch::UniqueId,
         _ if expr.starts_with("var(") && expr.ends_with(')') => {
             Fetch::Var(super::var_name(&expr[4..expr.len() - 1])?)
+        }
+        _ if expr.starts_with("fc_pp_tlv(") && expr.ends_with(')') => {
+            let id = &expr["fc_pp_tlv(".len()..expr.len() - 1];
+            Fetch::PpTlv(
+                super::super::proxy_v2::tlv_id(id).map_err(|e| format!("`%[{expr}]`: {e}"))?,
+            )
         }
         _ => {
             let arg = expr

@@ -39,7 +39,7 @@ const NOT_YET: &[(&str, &str)] = &[
 /// Where a template is used: what its variables may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Use {
-    /// `log_format`: anything; samples only on HTTP frontends.
+    /// `log_format`: anything; on a TCP frontend, samples of the connection only.
     Log { http: bool },
     /// `unique_id_format`: what is known when the request is routed.
     UniqueId,
@@ -60,13 +60,14 @@ pub(crate) fn compile(text: &str, used: Use) -> Result<LogTemplate, String> {
                 continue;
             }
             Token::Sample { expr, flags } => {
-                if used == (Use::Log { http: false }) {
+                let fetch = fetch(expr)?;
+                if used == (Use::Log { http: false }) && !tcp_sample(&fetch) {
                     return Err(format!(
-                        "`%[{expr}]`: samples are not supported yet in the log format of a TCP \
-                         frontend"
+                        "`%[{expr}]` reads a request, and a TCP frontend parses none: its log \
+                         format takes the connection's samples (src, dst_port, ssl_fc, \
+                         ssl_fc_sni, fc_pp_tlv)"
                     ));
                 }
-                let fetch = fetch(expr)?;
                 if used == Use::UniqueId && fetch == crate::model::Fetch::UniqueId {
                     return Err("`%[unique-id]` in unique_id_format would read itself".into());
                 }
@@ -96,6 +97,15 @@ pub(crate) fn compile(text: &str, used: Use) -> Result<LogTemplate, String> {
         template.pieces.push(piece);
     }
     Ok(template)
+}
+
+/// Whether a TCP frontend's log line can have `fetch`: what its connection knows.
+fn tcp_sample(fetch: &crate::model::Fetch) -> bool {
+    use crate::model::Fetch;
+    matches!(
+        fetch,
+        Fetch::Src | Fetch::DstPort | Fetch::Tls | Fetch::Sni | Fetch::PpTlv(_)
+    )
 }
 
 /// Adds `text` as text pieces, each run of spaces a separator (HAProxy's log-format).
@@ -236,7 +246,7 @@ mod tests {
             ("%{Q}r", LOG, "flags"),
             ("%{+Q", LOG, "not closed"),
             ("%[src,ipmask(24)]", LOG, "converters"),
-            ("%[src]", Use::Log { http: false }, "TCP frontend"),
+            ("%[path]", Use::Log { http: false }, "TCP frontend"),
             ("50% off", LOG, "starts a variable"),
             ("%ST", Use::UniqueId, "not known yet"),
             ("%[unique-id]", Use::UniqueId, "itself"),
@@ -245,5 +255,20 @@ mod tests {
             let e = compile(text, used).unwrap_err();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_tcp_frontend_logs_the_samples_of_its_connection() {
+        let tcp = Use::Log { http: false };
+        let t = compile("%ci %[src] %[fc_pp_tlv(0xE1)] %[ssl_fc_sni]", tcp).unwrap();
+        assert_eq!(t.samples, 3);
+        assert!(t.pieces.contains(&LogPiece::Sample {
+            fetch: Fetch::PpTlv(0xE1),
+            flags: LogFlags::default(),
+            slot: 1
+        }));
+        assert!(compile("%[hdr(host)]", tcp)
+            .unwrap_err()
+            .contains("reads a request"));
     }
 }

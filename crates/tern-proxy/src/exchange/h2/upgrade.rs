@@ -28,7 +28,7 @@
 use http::header::{CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY};
 use http::response::Parts;
 use http::{Method, Request};
-use tern_h1::{FieldKind, RequestHead};
+use tern_h1::RequestHead;
 
 use super::response::line;
 use crate::http2::websocket_accept;
@@ -59,21 +59,7 @@ impl Upgrade {
     /// The WebSocket opening `head` (parsed from `buf`) is, if it is an upgrade request
     /// ([`RequestHead::is_upgrade`]) offering `websocket`.
     pub(super) fn of(head: &RequestHead, buf: &[u8]) -> Option<Upgrade> {
-        if !head.is_upgrade() {
-            return None;
-        }
-        let websocket = head
-            .fields()
-            .iter()
-            .filter(|f| f.kind() == FieldKind::Upgrade)
-            .flat_map(|f| f.value(buf).split(|&b| b == b','))
-            // Upgrade tokens are case-insensitive (RFC 9110 §7.8).
-            .any(|token| {
-                token
-                    .trim_ascii()
-                    .eq_ignore_ascii_case(WEBSOCKET.as_bytes())
-            });
-        if !websocket {
+        if !crate::exchange::websocket::is_websocket(head, buf) {
             return None;
         }
         let mut keys = head

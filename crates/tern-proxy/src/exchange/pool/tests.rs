@@ -163,6 +163,7 @@ async fn proxy_protocol_connections_serve_only_their_own_client_connection() {
             origin: alice,
             tls: None,
             crc32c: false,
+            custom: None,
         }),
     )
     .await

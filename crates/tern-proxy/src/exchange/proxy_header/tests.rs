@@ -119,6 +119,7 @@ fn with_tls(origin: Origin, tls: ClientTls<'_>) -> Vec<u8> {
         origin,
         tls: Some(tls),
         crc32c: false,
+        custom: None,
     }
     .header()
 }
@@ -171,6 +172,7 @@ fn v2_without_addresses_and_v1_carry_no_tlvs() {
         origin: client("10.0.0.1:1000", "10.0.0.2:443"),
         tls: Some(tls(false, false)),
         crc32c: true,
+        custom: None,
     };
     assert_eq!(v1.header(), b"PROXY TCP4 10.0.0.1 10.0.0.2 1000 443\r\n");
 }
@@ -182,9 +184,11 @@ fn a_crc32c_tlv_seals_v2_headers_as_the_receiving_parser_checks_it() {
         origin: client("192.0.2.7:51234", "10.0.0.1:443"),
         tls: Some(tls(true, false)),
         crc32c: true,
+        custom: None,
     };
     let plain = Proxied {
         crc32c: false,
+        custom: None,
         ..sealed
     }
     .header();
@@ -208,4 +212,100 @@ fn a_crc32c_tlv_seals_v2_headers_as_the_receiving_parser_checks_it() {
             assert!(tern_proxy_protocol::parse(&changed).is_err());
         }
     }
+}
+
+fn formats(list: &[(u8, Vec<tern_config::Piece>)]) -> Vec<tern_config::ProxyV2Tlv> {
+    list.iter()
+        .map(|(id, pieces)| tern_config::ProxyV2Tlv {
+            id: *id,
+            format: tern_config::ValueFormat {
+                pieces: pieces.clone(),
+            },
+        })
+        .collect()
+}
+
+#[test]
+fn proxy_v2_tlvs_follow_terns_own_and_read_the_connection() {
+    use tern_config::{Fetch, Piece};
+    let received = tern_proxy_protocol::Tlvs {
+        others: vec![(0xE1, b"acme\r\n\0".to_vec())],
+        ..Default::default()
+    };
+    let formats = formats(&[
+        (0xE1, vec![Piece::Fetch(Fetch::PpTlv(0xE1))]),
+        (
+            0x02,
+            vec![Piece::Text("via-".into()), Piece::Fetch(Fetch::Src)],
+        ),
+        (0xE2, vec![Piece::Fetch(Fetch::PpTlv(0xE9))]),
+        (
+            0xE3,
+            vec![Piece::Fetch(Fetch::DstPort), Piece::Fetch(Fetch::Tls)],
+        ),
+    ]);
+    let proxied = Proxied {
+        version: ProxyProtocol::V2,
+        origin: client("192.0.2.7:51234", "10.0.0.1:443"),
+        tls: Some(tls(false, false)),
+        crc32c: true,
+        custom: Some(Custom {
+            formats: &formats,
+            tls: true,
+            sni: Some("example.com"),
+            received: Some(&received),
+        }),
+    };
+    let out = proxied.header();
+    let Ok(tern_proxy_protocol::Parsed::Complete(h)) = tern_proxy_protocol::parse(&out) else {
+        panic!("{out:?}");
+    };
+    assert_eq!(h.len, out.len());
+    assert!(h.tlvs.crc32c, "sealed last, over the custom TLVs too");
+    // Unescaped, as received; the format's AUTHORITY replaces tern's SNI.
+    assert_eq!(h.tlvs.value(0xE1), Some(&b"acme\r\n\0"[..]));
+    assert_eq!(h.tlvs.authority.as_deref(), Some(&b"via-192.0.2.7"[..]));
+    assert_eq!(h.tlvs.alpn.as_deref(), Some(&b"h2"[..]));
+    assert_eq!(h.tlvs.value(0xE2), Some(&b""[..]), "absent: sent empty");
+    assert_eq!(h.tlvs.value(0xE3), Some(&b"4431"[..]));
+}
+
+#[test]
+fn proxy_v2_tlvs_stay_within_what_a_receiver_accepts() {
+    use tern_config::Piece;
+    let big = "x".repeat(3000);
+    let formats = formats(&[
+        (0xE1, vec![Piece::Text(big.clone())]),
+        (0xE2, vec![Piece::Text(big)]),
+        (0xE3, vec![Piece::Text("small".into())]),
+    ]);
+    let custom = Custom {
+        formats: &formats,
+        tls: false,
+        sni: None,
+        received: None,
+    };
+    let out = Proxied {
+        version: ProxyProtocol::V2,
+        origin: client("192.0.2.7:51234", "10.0.0.1:443"),
+        tls: None,
+        crc32c: false,
+        custom: Some(custom),
+    }
+    .header();
+    let Ok(tern_proxy_protocol::Parsed::Complete(h)) = tern_proxy_protocol::parse(&out) else {
+        panic!("{}", out.len());
+    };
+    assert_eq!(h.tlvs.value(0xE1).map(<[u8]>::len), Some(3000));
+    assert_eq!(h.tlvs.value(0xE2), None, "left out");
+    assert_eq!(h.tlvs.value(0xE3), Some(&b"small"[..]));
+    // A check's LOCAL header carries none.
+    let local = Proxied {
+        version: ProxyProtocol::V2,
+        origin: Origin::Local,
+        tls: None,
+        crc32c: false,
+        custom: Some(custom),
+    };
+    assert_eq!(local.header().len(), 16);
 }

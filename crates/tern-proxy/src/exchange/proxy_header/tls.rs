@@ -46,12 +46,12 @@ impl<'a> ClientTls<'a> {
     }
 
     /// Appends `PP2_TYPE_ALPN`, `PP2_TYPE_AUTHORITY` and `PP2_TYPE_SSL` (with its version and
-    /// cipher sub-TLVs) to `out`.
-    pub(super) fn write_tlvs(&self, out: &mut Vec<u8>) {
-        if let Some(alpn) = self.alpn {
+    /// cipher sub-TLVs) to `out`, but not the types `replaced` says another value is sent for.
+    pub(super) fn write_tlvs(&self, out: &mut Vec<u8>, replaced: impl Fn(u8) -> bool) {
+        if let Some(alpn) = self.alpn.filter(|_| !replaced(PP2_TYPE_ALPN)) {
             tlv(out, PP2_TYPE_ALPN, alpn);
         }
-        if let Some(sni) = self.sni {
+        if let Some(sni) = self.sni.filter(|_| !replaced(PP2_TYPE_AUTHORITY)) {
             tlv(out, PP2_TYPE_AUTHORITY, sni.as_bytes());
         }
         let mut client = PP2_CLIENT_SSL;
@@ -75,7 +75,7 @@ impl<'a> ClientTls<'a> {
 
 /// One TLV: type, length (big endian), value. Values here are short (names, flags); a longer
 /// one would be cut at 65535 bytes rather than announce a wrong length.
-fn tlv(out: &mut Vec<u8>, kind: u8, value: &[u8]) {
+pub(super) fn tlv(out: &mut Vec<u8>, kind: u8, value: &[u8]) {
     let len = u16::try_from(value.len()).unwrap_or(u16::MAX);
     out.push(kind);
     out.extend_from_slice(&len.to_be_bytes());

@@ -393,6 +393,7 @@ fn local(version: ProxyProtocol, crc32c: bool) -> Option<Proxied<'static>> {
         origin: tern_proxy_protocol::Origin::Local,
         tls: None,
         crc32c,
+        custom: None,
     })
 }
 
