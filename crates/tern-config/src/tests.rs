@@ -88,6 +88,7 @@ fn minimal_config_gets_documented_defaults() {
             proxy_protocol: None,
             proxy_v2: Default::default(),
             proto: ServerProto::Http1,
+            resolve: None,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

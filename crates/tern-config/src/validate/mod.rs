@@ -28,6 +28,7 @@ mod mode;
 mod persistence;
 mod protection;
 mod request_log;
+mod resolvers;
 mod routing;
 mod server_proto;
 mod tcp_request;
@@ -84,6 +85,8 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
     let userlists = checker.userlists(&raw.userlist);
+    let resolvers = checker.resolvers_sections(&raw.resolvers);
+    checker.resolver_names = resolvers.iter().map(|r| r.name.clone()).collect();
     let mut frontends: Vec<_> = raw
         .frontend
         .iter()
@@ -118,6 +121,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             control,
             userlists,
             tables,
+            resolvers,
         })
     } else {
         Err(checker.issues)
@@ -129,6 +133,8 @@ struct Checker<'b> {
     issues: Vec<Issue>,
     base_dir: &'b Path,
     binds_seen: HashMap<SocketAddr, KeyPath>,
+    /// The `[[resolvers]]` names, for servers that name one.
+    resolver_names: Vec<String>,
 }
 
 impl<'b> Checker<'b> {
@@ -137,6 +143,7 @@ impl<'b> Checker<'b> {
             issues: Vec::new(),
             base_dir,
             binds_seen: HashMap::new(),
+            resolver_names: Vec::new(),
         }
     }
 
