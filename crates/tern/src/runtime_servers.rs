@@ -64,6 +64,7 @@ pub fn with_added(
         proxy_protocol: model.and_then(|m| m.proxy_protocol),
         proxy_v2: model.map(|m| m.proxy_v2.clone()).unwrap_or_default(),
         proto: model.map(|m| m.proto).unwrap_or_default(),
+        resolve: None,
     });
     if let Some(cookie) = be.cookie.as_mut() {
         if cookie.values.contains(&spec.name) {

@@ -146,6 +146,7 @@ pub fn stats(config: &Config) -> StatsSnapshot {
         admin: AdminState::Ready,
         configured_weight: weight,
         address: None,
+        unresolved: false,
     };
     let status = vec![
         vec![
