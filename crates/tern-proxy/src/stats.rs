@@ -323,6 +323,7 @@ impl ServerStatus {
             ("up", u64::from(self.up)),
             ("weight", u64::from(self.weight)),
             ("active", u64::from(self.active)),
+            ("unresolved", u64::from(self.unresolved)),
         ]
     }
 }

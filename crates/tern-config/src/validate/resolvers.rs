@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::Checker;
 use crate::locate::KeyPath;
 use crate::model::{Family, Hold, Resolvers, ServerResolve};
-use crate::raw::{RawCount, RawResolvers, RawServer, TextOrInt};
+use crate::raw::{RawCount, RawDuration, RawResolvers, RawServer, TextOrInt};
 
 /// The largest template (HAProxy has no limit; this bounds the memory of a typo).
 const MAX_SLOTS: i64 = 4096;
@@ -55,20 +55,20 @@ impl Checker<'_> {
         let defaults = Hold::default();
         let h = &raw.hold;
         let hold = Hold {
-            valid: self.duration(&hold_path.key("valid"), h.valid.as_ref(), defaults.valid),
-            nx: self.duration(&hold_path.key("nx"), h.nx.as_ref(), defaults.nx),
-            timeout: self.duration(
+            valid: self.hold(&hold_path.key("valid"), h.valid.as_ref(), defaults.valid),
+            nx: self.hold(&hold_path.key("nx"), h.nx.as_ref(), defaults.nx),
+            timeout: self.hold(
                 &hold_path.key("timeout"),
                 h.timeout.as_ref(),
                 defaults.timeout,
             ),
-            refused: self.duration(
+            refused: self.hold(
                 &hold_path.key("refused"),
                 h.refused.as_ref(),
                 defaults.refused,
             ),
-            other: self.duration(&hold_path.key("other"), h.other.as_ref(), defaults.other),
-            obsolete: self.duration(
+            other: self.hold(&hold_path.key("other"), h.other.as_ref(), defaults.other),
+            obsolete: self.hold(
                 &hold_path.key("obsolete"),
                 h.obsolete.as_ref(),
                 defaults.obsolete,
@@ -96,8 +96,19 @@ impl Checker<'_> {
         }
     }
 
+    /// A `hold` period: zero is allowed (HAProxy's `hold obsolete 0s`, the default: a record
+    /// gone from the answer takes its server out at once).
+    fn hold(&mut self, path: &KeyPath, value: Option<&RawDuration>, default: Duration) -> Duration {
+        if let Some(RawDuration(TextOrInt::Text(text))) = value {
+            if humantime::parse_duration(text.trim()).is_ok_and(|d| d.is_zero()) {
+                return Duration::ZERO;
+            }
+        }
+        self.duration(path, value, default)
+    }
+
     /// A resolvers timeout: 1 s by default (HAProxy's), never zero (a busy loop).
-    fn nonzero(&mut self, path: &KeyPath, value: Option<&crate::raw::RawDuration>) -> Duration {
+    fn nonzero(&mut self, path: &KeyPath, value: Option<&RawDuration>) -> Duration {
         let d = self.duration(path, value, Duration::from_secs(1));
         if d.is_zero() {
             self.issue(path, "must be above zero");

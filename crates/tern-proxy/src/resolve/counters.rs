@@ -70,6 +70,20 @@ pub struct ResolverSnapshot {
 }
 
 impl ResolverSnapshot {
+    /// `name=value` pairs, for the log line printed at exit and the other views.
+    pub fn fields(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("sent", self.sent),
+            ("valid", self.valid),
+            ("nx", self.nx),
+            ("timeouts", self.timeouts),
+            ("refused", self.refused),
+            ("other", self.other),
+            ("invalid", self.invalid),
+            ("changes", self.changes),
+        ]
+    }
+
     /// Adds `other`'s counts (an older generation's section of the same name).
     pub fn absorb(&mut self, old: &ResolverSnapshot) {
         self.sent += old.sent;

@@ -14,6 +14,8 @@
 
 pub mod client;
 pub mod config;
+/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
+pub mod dns;
 /// HAProxy, hitch, stunnel: tests of interoperation only; not re-exported.
 pub mod others;
 pub mod process;

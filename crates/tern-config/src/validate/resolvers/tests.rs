@@ -10,7 +10,7 @@ use crate::test_support::*;
 const RESOLVERS: &str =
     "\n[[resolvers]]\nname = \"dns\"\nnameservers = [\"127.0.0.1:5353\", \"::1\"]\n\
     resolve_retries = 2\ntimeouts = { resolve = \"200ms\", retry = \"100ms\" }\n\
-    hold = { valid = \"5s\", nx = \"2s\", obsolete = \"1s\" }\naccepted_payload_size = 1232\n";
+    hold = { valid = \"5s\", nx = \"2s\", obsolete = \"0s\" }\naccepted_payload_size = 1232\n";
 
 fn with_servers(servers: &str) -> String {
     format!("{}{RESOLVERS}", MINIMAL.replace(SERVERS_LINE, servers))
@@ -34,7 +34,7 @@ fn a_resolvers_section_reads_every_key() {
     assert_eq!(r.hold.valid, Duration::from_secs(5));
     assert_eq!(r.hold.nx, Duration::from_secs(2));
     assert_eq!(r.hold.timeout, Duration::from_secs(30));
-    assert_eq!(r.hold.obsolete, Duration::from_secs(1));
+    assert_eq!(r.hold.obsolete, Duration::ZERO);
     assert_eq!(r.accepted_payload_size, 1232);
 }
 
