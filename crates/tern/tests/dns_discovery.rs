@@ -332,3 +332,100 @@ fn malformed_replies_are_refused_and_counted_and_the_real_answer_is_used() {
         "{invalid} refused for {valid} answers"
     );
 }
+
+/// A HAProxy `.cfg` with a resolvers section and a server-template, for `convert` and `run`.
+fn haproxy_cfg(nameserver: SocketAddr) -> String {
+    format!(
+        "global\n  nbthread 1\ndefaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         resolvers dns\n  nameserver ns1 {nameserver}\n  resolve_retries 2\n  timeout resolve 100ms\n  timeout retry 200ms\n  \
+         hold valid 100ms\n  hold nx 2s\n  hold obsolete 0s\n  accepted_payload_size 1232\n\
+         frontend web\n  bind 127.0.0.1:0\n  default_backend app\n\
+         backend app\n  server-template web 3 _http._tcp.{ZONE} resolvers dns init-addr none\n"
+    )
+}
+
+#[test]
+fn a_haproxy_cfg_with_resolvers_converts_and_runs() {
+    need_bind!();
+    let named = Named::start();
+    let t1 = Term::start("t1");
+    named.update(&srv_add("t1", t1.addr.port(), 10));
+    let dir = temp_dir("dns-cfg");
+    let cfg = dir.join("haproxy.cfg");
+    std::fs::write(&cfg, haproxy_cfg(named.addr)).unwrap();
+    let out = tern_finish(&["convert", cfg.to_str().unwrap()], Duration::from_secs(20));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for line in [
+        "[[resolvers]]",
+        "timeouts.resolve = \"100ms\"",
+        "hold.obsolete = \"0ms\"",
+        "accepted_payload_size = 1232",
+        &format!("{{ name = \"web\", address = \"_http._tcp.{ZONE}\", count = 3, resolvers = \"dns\", init_addr = [\"none\"] }},"),
+    ] {
+        assert!(out.stdout.lines().any(|l| l.trim() == line), "no {line:?} in:\n{}", out.stdout);
+    }
+    let tern = Tern::run_file(&dir, "haproxy.cfg", &haproxy_cfg(named.addr));
+    let addr = tern.addr();
+    wait_until(
+        Duration::from_secs(10),
+        "the template's slot serves",
+        || one(addr) == (200, "t1".to_owned()),
+    );
+    tern.stop();
+}
+
+#[test]
+fn check_reports_bad_resolvers_with_file_and_line() {
+    let dir = temp_dir("dns-check");
+    let toml = Config::new()
+        .raw_server(&format!("{{ name = \"s1\", address = \"app.{ZONE}:80\", resolvers = \"nope\", init_addr = [\"none\"] }}"))
+        .toml()
+        + "\n[[resolvers]]\nname = \"dns\"\nnameservers = [\"ns1.example:53\"]\n";
+    let path = dir.join("tern.toml");
+    std::fs::write(&path, &toml).unwrap();
+    let out = tern_finish(
+        &["check", "-c", path.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_ne!(out.code, Some(0), "{out:?}");
+    let text = format!("{}{}", out.stdout, out.stderr);
+    let line_of = |needle: &str| toml.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let p = path.display();
+    let server = format!(
+        "{p}:{}: backend[0].servers[0].resolvers: no [[resolvers]] named `nope`",
+        line_of("nope")
+    );
+    let ns = format!(
+        "{p}:{}: resolvers[0].nameservers[0]: bad nameserver address",
+        line_of("ns1.example")
+    );
+    assert!(text.contains(&server), "no {server:?} in:\n{text}");
+    assert!(text.contains(&ns), "no {ns:?} in:\n{text}");
+}
+
+#[test]
+fn a_reload_keeps_the_last_resolved_address_when_dns_is_gone() {
+    need_bind!();
+    let named = Named::start();
+    let t1 = Term::start("t1");
+    named.update(&srv_add("t1", t1.addr.port(), 10));
+    // `hold timeout` long enough for the test: without DNS the slots keep their address.
+    let server = format!(
+        "{{ name = \"web\", count = 2, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\" }}"
+    );
+    let toml =
+        Config::new().raw_server(&server).toml() + &resolvers(named.addr, "timeout = \"30s\"");
+    let mut tern = Tern::run(&toml);
+    let addr = tern.addr();
+    wait_until(Duration::from_secs(10), "the slot serves", || {
+        one(addr) == (200, "t1".to_owned())
+    });
+    drop(named);
+    tern.reload(&toml);
+    // The new generation starts from the old one's address (`init_addr` defaults to "last")
+    // and holds it while the nameserver does not answer.
+    for _ in 0..10 {
+        assert_eq!(one(addr), (200, "t1".to_owned()));
+    }
+    tern.stop();
+}
