@@ -39,6 +39,9 @@ pub fn metrics(view: &View) -> String {
     e.finish()
 }
 
+/// Reads one counter of a resolvers section.
+type ResolverField = fn(&tern_proxy::ResolverSnapshot) -> u64;
+
 /// DNS resolutions per `[[resolvers]]` section (service discovery).
 fn resolvers(e: &mut Exposition, sections: &[tern_proxy::ResolverSnapshot]) {
     if sections.is_empty() {
@@ -66,7 +69,7 @@ fn resolvers(e: &mut Exposition, sections: &[tern_proxy::ResolverSnapshot]) {
             );
         }
     }
-    let rest: [(&str, &str, fn(&tern_proxy::ResolverSnapshot) -> u64); 3] = [
+    let rest: [(&str, &str, ResolverField); 3] = [
         (
             "tern_resolver_queries_total",
             "DNS queries sent, tries included.",

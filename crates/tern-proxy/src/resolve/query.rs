@@ -34,9 +34,7 @@ pub(crate) async fn ask(
     let query = Query::query(qname, rtype);
     let count = section.nameservers.len().max(1);
     for attempt in 0..section.resolve_retries as usize {
-        let Some(&server) = section.nameservers.get(attempt % count) else {
-            return None;
-        };
+        let &server = section.nameservers.get(attempt % count)?;
         let id = random_id();
         let Ok(bytes) = request(&query, id, section.accepted_payload_size).to_vec() else {
             return Some(Reply::Other);
