@@ -138,7 +138,9 @@ fn srv_records_fill_a_template_and_a_replaced_server_loses_no_request() {
     named.update(&(srv_add("t1", port(&t1), 10) + &srv_add("t2", port(&t2), 10)));
     let tern = tern_with(
         &format!(
-            "{{ name = \"web\", count = 4, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\" }}"
+            // Checked: a slot's check must follow its address for the slot to stay up.
+            "{{ name = \"web\", count = 4, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\", \
+             check = {{ type = \"tcp\", interval = \"100ms\", fall = 1 }} }}"
         ),
         named.addr,
         "obsolete = \"0s\"",
@@ -175,6 +177,12 @@ fn srv_records_fill_a_template_and_a_replaced_server_loses_no_request() {
         .map(|i| counters.get(&format!("server app/web{i}"), "unresolved"))
         .sum();
     assert_eq!(out, 2);
+    // Every check ran against the slot's address from DNS, never the placeholder.
+    let slots = || (1..=4).map(|i| format!("server app/web{i}"));
+    let passed: u64 = slots().map(|s| counters.get(&s, "checks_passed")).sum();
+    let failed: u64 = slots().map(|s| counters.get(&s, "checks_failed")).sum();
+    assert!(passed > 0);
+    assert_eq!(failed, 0);
 }
 
 #[test]
