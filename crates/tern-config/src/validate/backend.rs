@@ -165,7 +165,8 @@ impl Checker<'_> {
                 );
                 None
             }
-            Some(_) if raw.resolvers.is_some() => {
+            // An IP address is not resolved, as in HAProxy: `resolvers` changes nothing for it.
+            Some(text) if raw.resolvers.is_some() && (slot.is_some() || !is_ip(text)) => {
                 self.server_resolve(raw, slot, path).map(|(address, how)| {
                     resolve = Some(how);
                     address
@@ -229,6 +230,11 @@ impl Checker<'_> {
         }
         ProxyV2 { crc32c }
     }
+}
+
+/// Whether `text` is an `ip:port` (nothing to ask DNS).
+fn is_ip(text: &str) -> bool {
+    text.parse::<SocketAddr>().is_ok()
 }
 
 /// Resolves `"host:port"` (or `"[v6]:port"`) with the system resolver, keeping the first result.

@@ -303,7 +303,7 @@ fn dns_target(text: &str) -> Result<(String, u16), String> {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         });
-    if !valid && name.parse::<IpAddr>().is_err() {
+    if !valid || name.parse::<IpAddr>().is_ok() {
         return Err(format!("`{name}` is not a DNS name"));
     }
     Ok((name, port))

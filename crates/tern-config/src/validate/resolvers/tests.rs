@@ -109,3 +109,19 @@ fn resolv_conf_lines_are_read() {
         ["10.0.0.2:53".parse().unwrap(), "[::1]:53".parse().unwrap()]
     );
 }
+
+#[test]
+fn an_ip_address_is_not_resolved_and_a_template_needs_a_name() {
+    let config = parse_ok(&with_servers(
+        "servers = [ { name = \"s1\", address = \"10.0.0.9:80\", resolvers = \"dns\" } ]",
+    ));
+    let s = &config.backends[0].servers[0];
+    assert_eq!(s.address, "10.0.0.9:80".parse().unwrap());
+    assert!(s.resolve.is_none());
+    assert_error(
+        &with_servers("servers = [ { name = \"web\", count = 2, address = \"10.0.0.9:80\", resolvers = \"dns\" } ]"),
+        8,
+        "backend[0].servers[0].address",
+        "is not a DNS name",
+    );
+}
