@@ -316,18 +316,47 @@ fn malformed_replies_are_refused_and_counted_and_the_real_answer_is_used() {
             let _ = relay.send_to(real, from);
         }
     });
-    let tern = tern_with(
-        &format!(
-            "{{ name = \"web\", count = 2, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\" }}"
-        ),
-        relay_addr,
-        "obsolete = \"0s\"",
+    // With the control API's HTTP listener, for the metrics.
+    let server = format!(
+        "{{ name = \"web\", count = 2, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\" }}"
     );
+    let toml = Config::new()
+        .global("\n[control]\nhttp = \"127.0.0.1:0\"")
+        .raw_server(&server)
+        .toml()
+        + &resolvers(relay_addr, "obsolete = \"0s\"");
+    let tern = Tern::run(&toml);
     let addr = tern.addr();
     wait_until(
         Duration::from_secs(10),
         "the real answer fills a slot",
         || one(addr) == (200, "t1".to_owned()),
+    );
+    let line = tern
+        .proc
+        .seen
+        .iter()
+        .find(|l| l.starts_with("control: http "))
+        .cloned();
+    let http: SocketAddr = line
+        .expect("a control: http line before ready:")
+        .trim_start_matches("control: http http://")
+        .parse()
+        .unwrap();
+    let metrics = block_on(get(http, false, "/metrics")).text();
+    let sample = |prefix: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(prefix));
+        let value = line
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok());
+        value.unwrap_or_else(|| panic!("no {prefix} in:\n{metrics}"))
+    };
+    assert!(sample("tern_resolver_invalid_replies_total{resolvers=\"dns\"}") >= 3.0);
+    assert!(sample("tern_resolver_resolutions_total{resolvers=\"dns\",outcome=\"valid\"}") >= 1.0);
+    // The slot no record fills is in maintenance.
+    assert_eq!(
+        sample("tern_backend_servers{backend=\"app\",status=\"maint\"}"),
+        1.0
     );
     let counters = tern.stop();
     stop.store(true, Ordering::Relaxed);
