@@ -14,11 +14,11 @@
 
 pub mod client;
 pub mod config;
-/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
-pub mod dns;
 /// HAProxy, hitch, stunnel: tests of interoperation only; not re-exported.
 pub mod others;
 pub mod process;
+/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
+pub mod dns;
 /// Frontend TLS feature tests only; not re-exported (see the module docs).
 pub mod tls_client;
 /// WebSocket tests only; not re-exported.
