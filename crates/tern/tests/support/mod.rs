@@ -17,12 +17,13 @@ pub mod config;
 /// HAProxy, hitch, stunnel: tests of interoperation only; not re-exported.
 pub mod others;
 pub mod process;
-/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
-pub mod dns;
 /// Frontend TLS feature tests only; not re-exported (see the module docs).
 pub mod tls_client;
 /// WebSocket tests only; not re-exported.
 pub mod ws;
+
+/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
+pub mod dns;
 
 pub use client::*;
 // Not every test file builds its configuration with `Config`.
