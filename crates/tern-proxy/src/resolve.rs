@@ -7,7 +7,7 @@
 //! go to the new address, idle pooled ones to the old address are not reused, a health check
 //! aimed at the server follows), and a server DNS has no address for leaves balancing (checks
 //! paused) without the operator's state being touched. One task per name (`task.rs`): the
-//! servers of a name share its answers (`slots.rs` decides which server holds which record);
+//! slots of a template share its answers (`slots.rs` decides which server holds which record);
 //! questions and replies are hickory's messages over tern's own UDP sockets (`query.rs`), and
 //! a reply is believed only when it answers the question (`answer.rs`). Counters per resolvers
 //! section (`counters.rs`) go to the stats with the rest.
@@ -71,8 +71,11 @@ pub(crate) fn spawn(
     Ok(Some(thread))
 }
 
-/// The key servers of one name share: section, name, SRV or not, family, port.
-type Key = (usize, String, bool, bool, u16);
+/// What the servers of one run share: section, name, SRV or not, family, port, backend, and
+/// the template (its prefix) or the plain server (`#index`). Slots of one template share the
+/// records out between them; every other server gets its own run, so two servers of the same
+/// name (in two backends, say) each take the same address rather than competing for records.
+type Key = (usize, String, bool, bool, u16, usize, String);
 
 /// One run per name, with the servers it feeds in configuration order.
 fn runs(
@@ -86,13 +89,16 @@ fn runs(
             let Some(r) = &server.resolve else {
                 continue;
             };
-            let key = (
-                r.resolvers,
-                r.name.clone(),
-                r.srv,
-                r.prefer == Family::Ipv4,
-                r.port,
-            );
+            let group = match r.slot {
+                Some(n) => server
+                    .name
+                    .strip_suffix(&n.to_string())
+                    .unwrap_or(&server.name)
+                    .to_owned(),
+                None => format!("#{s}"),
+            };
+            let v4 = r.prefer == Family::Ipv4;
+            let key = (r.resolvers, r.name.clone(), r.srv, v4, r.port, b, group);
             let (target, configured) = groups.entry(key).or_insert_with(|| {
                 let target = Target {
                     name: r.name.clone(),

@@ -466,3 +466,39 @@ fn a_reload_keeps_the_last_resolved_address_when_dns_is_gone() {
     }
     tern.stop();
 }
+
+#[test]
+fn servers_of_one_name_in_two_backends_each_take_its_address() {
+    need_bind!();
+    let named = Named::start();
+    let t1 = Term::start("t1");
+    let name = format!("one.{ZONE}");
+    named.update(&format!("update add {name}. 1 A 127.0.0.1\n"));
+    let server = |s: &str| {
+        format!(
+            "{{ name = \"{s}\", address = \"{name}:{}\", resolvers = \"dns\", resolve_prefer = \"ipv4\", init_addr = [\"none\"] }}",
+            t1.addr.port()
+        )
+    };
+    // The second backend, reached through `use_backend`, names the same host and port.
+    let toml = Config::new()
+        .frontend("use_backend = [ { backend = \"other\", if = \"{ path_beg /other }\" } ]")
+        .raw_server(&server("s1"))
+        .toml()
+        + &format!(
+            "\n[[backend]]\nname = \"other\"\nservers = [ {} ]\n",
+            server("s2")
+        )
+        + &resolvers(named.addr, "obsolete = \"0s\"");
+    let tern = Tern::run(&toml);
+    let addr = tern.addr();
+    wait_until(
+        Duration::from_secs(10),
+        "both backends' servers serve",
+        || {
+            let other = block_on(async { get(addr, false, "/other").await.status });
+            one(addr) == (200, "t1".to_owned()) && other == 200
+        },
+    );
+    tern.stop();
+}

@@ -1,7 +1,7 @@
 //! Which server holds which answer: the pure part of discovery, with no socket and no clock
 //! of its own, so its rules are tested directly.
 //!
-//! The servers resolved through one name (a template's slots, or a single server) each hold
+//! The servers of one run (the slots of a template, or a single server) each hold
 //! at most one entry (an address, with the SRV weight when it came from one). After a good
 //! answer:
 //! - a server whose entry is still in the answer keeps it (only its weight may change), so
