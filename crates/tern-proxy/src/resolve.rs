@@ -6,8 +6,9 @@
 //! through `BackendState::set_resolved`, the same path as `set server addr` (new connections
 //! go to the new address, idle pooled ones to the old address are not reused, a health check
 //! aimed at the server follows), and a server DNS has no address for leaves balancing (checks
-//! paused) without the operator's state being touched. One task per server or template (`task.rs`): the
-//! slots of a template share its answers (`slots.rs` decides which server holds which record);
+//! paused) without the operator's state being touched. One task per server or template
+//! (`task.rs`): the slots of a template share its answers (`slots.rs` decides which server
+//! holds which record);
 //! questions and replies are hickory's messages over tern's own UDP sockets (`query.rs`), and
 //! a reply is believed only when it answers the question (`answer.rs`). Counters per resolvers
 //! section (`counters.rs`) go to the stats with the rest.
