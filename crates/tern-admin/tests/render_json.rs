@@ -64,7 +64,12 @@ fn keys_are_stable() {
     };
     assert_eq!(
         keys(&v),
-        ["backends", "frontends", "tls_certificate_reloads"]
+        [
+            "backends",
+            "frontends",
+            "resolvers",
+            "tls_certificate_reloads"
+        ]
     );
     assert_eq!(
         keys(&v["frontends"][0]),
@@ -88,6 +93,7 @@ fn keys_are_stable() {
             "maxconn",
             "name",
             "status",
+            "unresolved",
             "up",
             "weight"
         ]

@@ -51,6 +51,13 @@ fn counters_and_gauges_carry_the_view() {
     );
     let checks = [("backend", "app"), ("server", "app3"), ("result", "failed")];
     assert_eq!(value(&f, "tern_server_checks_total", &checks), Some(30.0));
+    let nx = [("resolvers", "dns"), ("outcome", "nx")];
+    assert_eq!(value(&f, "tern_resolver_resolutions_total", &nx), Some(2.0));
+    let dns = [("resolvers", "dns")];
+    assert_eq!(
+        value(&f, "tern_resolver_invalid_replies_total", &dns),
+        Some(5.0)
+    );
     let maint = [("backend", "app"), ("server", "app4"), ("state", "maint")];
     assert_eq!(value(&f, "tern_server_admin_state", &maint), Some(1.0));
     let ready = [("backend", "app"), ("server", "app4"), ("state", "ready")];
@@ -171,6 +178,8 @@ fn labels_are_bounded() {
         "le",
         "direction",
         "action",
+        "resolvers",
+        "outcome",
     ]
     .into();
     let view = view::view();

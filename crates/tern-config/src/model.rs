@@ -24,6 +24,7 @@ mod http_rules;
 mod mode;
 mod proxy_v2;
 mod request_log;
+mod resolvers;
 mod rewrite;
 mod tcp_request;
 mod tls;
@@ -55,6 +56,7 @@ pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
     LOG_VARIABLES,
 };
+pub use resolvers::{Family, Hold, Resolvers, ServerResolve};
 pub use tcp_request::{ConnectionAction, ConnectionRule, TcpRequest, TcpRule};
 pub use tls::*;
 pub use tls_engine::{banned_cipher, OpensslPolicy, OsslVersion, TlsEngine, CIPHER_EXCLUSIONS};
@@ -78,6 +80,8 @@ pub struct Config {
     pub userlists: Vec<Userlist>,
     /// Counter tables for rate limits (`[[table]]`), shared by every worker.
     pub tables: Vec<CounterTable>,
+    /// DNS resolvers for servers found by name (`[[resolvers]]`).
+    pub resolvers: Vec<Resolvers>,
 }
 
 impl Config {
@@ -614,6 +618,8 @@ pub struct Server {
     pub proxy_v2: ProxyV2,
     /// The HTTP version spoken to the server (`proto`, and `h2` in the TLS `alpn`).
     pub proto: ServerProto,
+    /// Found by DNS (`resolvers`); `None`: `address` is fixed.
+    pub resolve: Option<ServerResolve>,
     /// The HTTP version WebSockets to the server go over (`ws`, HAProxy's `ws`).
     pub ws: WsProto,
 }

@@ -89,6 +89,7 @@ fn minimal_config_gets_documented_defaults() {
             proxy_v2: Default::default(),
             proto: ServerProto::Http1,
             ws: crate::WsProto::Auto,
+            resolve: None,
         }]
     );
     assert_eq!(config.backend_index("app"), Some(0));

@@ -43,6 +43,8 @@ pub struct ProxyHandle {
     workers: Vec<JoinHandle<()>>,
     /// The health checker thread, when some server is checked.
     checker: Option<JoinHandle<()>>,
+    /// The DNS resolver thread, when some server is found by DNS (stopped with the checker).
+    resolver: Option<JoinHandle<()>>,
     shutdown: watch::Sender<Mode>,
     /// Stops the health checker (at a drain as at a stop).
     checker_stop: watch::Sender<bool>,
@@ -113,6 +115,7 @@ impl ProxyHandle {
     pub fn is_finished(&self) -> bool {
         self.workers.iter().all(JoinHandle::is_finished)
             && self.checker.as_ref().is_none_or(JoinHandle::is_finished)
+            && self.resolver.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
     /// `show table [NAME [key K]]`: the counter tables, or one table's entries (text).
@@ -169,6 +172,9 @@ impl ProxyHandle {
         }
         if let Some(checker) = self.checker {
             let _ = checker.join();
+        }
+        if let Some(resolver) = self.resolver {
+            let _ = resolver.join();
         }
         // Every line of the workers is written before the caller reads the counters.
         if let Some(log) = &self.stats.access_log {

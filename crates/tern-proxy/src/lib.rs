@@ -41,6 +41,8 @@ mod listen;
 mod panics;
 // Task profiling (`show profiling`): time per kind of work.
 pub mod profiling;
+// Service discovery over DNS: the resolver thread, slots filled from answers, counters.
+mod resolve;
 // Request and response rules, and the facts they read.
 mod rules;
 // Counters per frontend, backend and server, one block per worker.
@@ -72,6 +74,7 @@ pub use health::probe::fuzz as health_fuzz;
 /// One HTTP/2 connection served in memory, for the fuzz targets (crates/tern-fuzz) only.
 #[doc(hidden)]
 pub use http2::fuzz as http2_fuzz;
+pub use resolve::ResolverSnapshot;
 pub use stats::{AdminState, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::ossl::{openssl_binds, OpensslBinds, OsslBind};

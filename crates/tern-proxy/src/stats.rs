@@ -242,6 +242,8 @@ pub struct Stats {
     pub(crate) access_log: Option<crate::AccessLog>,
     /// Basic authentication checks (`None` when no rule reads `http_auth`).
     pub(crate) auth: Option<Arc<tern_auth::AuthStats>>,
+    /// DNS resolutions, one block per `[[resolvers]]`.
+    pub(crate) resolvers: Vec<Arc<crate::resolve::counters::ResolverCounters>>,
 }
 
 /// Counters summed over all workers.
@@ -267,6 +269,8 @@ pub struct StatsSnapshot {
     pub checks: Vec<Vec<String>>,
     /// Basic authentication checks of `http_auth` (all zero when no rule reads it).
     pub auth: tern_auth::AuthCounts,
+    /// DNS resolutions per `[[resolvers]]`, in configuration order.
+    pub resolvers: Vec<crate::ResolverSnapshot>,
 }
 
 /// A server's state (not a counter).
@@ -282,8 +286,10 @@ pub struct ServerStatus {
     pub admin: AdminState,
     /// The configured weight: the file's, or set at runtime (`set weight`).
     pub configured_weight: u32,
-    /// The address set at runtime (`set server addr`); `None`: the configured one.
+    /// The address set at runtime (`set server addr`, or by DNS); `None`: the configured one.
     pub address: Option<std::net::SocketAddr>,
+    /// Found by DNS and without an address now: out of balancing ("MAINT (resolution)").
+    pub unresolved: bool,
 }
 
 /// The operator's state of a server, on top of its health (HAProxy's `set server ... state`).
@@ -317,6 +323,7 @@ impl ServerStatus {
             ("up", u64::from(self.up)),
             ("weight", u64::from(self.weight)),
             ("active", u64::from(self.active)),
+            ("unresolved", u64::from(self.unresolved)),
         ]
     }
 }
@@ -369,6 +376,11 @@ impl StatsSnapshot {
         self.reloads.reloads += other.reloads.reloads;
         self.reloads.failed += other.reloads.failed;
         self.auth.add(&other.auth);
+        for old in &other.resolvers {
+            if let Some(mine) = self.resolvers.iter_mut().find(|r| r.name == old.name) {
+                mine.absorb(old);
+            }
+        }
         crate::profiling::absorb(&mut self.profile, &other.profile);
     }
 }
@@ -409,6 +421,7 @@ impl Stats {
             .collect();
         snap.access_log = self.access_log.as_ref().map(crate::AccessLog::stats);
         snap.auth = self.auth.as_ref().map(|a| a.counts()).unwrap_or_default();
+        snap.resolvers = self.resolvers.iter().map(|r| r.snapshot()).collect();
         snap.profile = crate::profiling::report(self).rows;
         snap.status = self
             .states
@@ -423,6 +436,7 @@ impl Stats {
                         admin: s.admin(),
                         configured_weight: s.configured_weight(),
                         address: s.runtime_address(),
+                        unresolved: s.is_unresolved(),
                     })
                     .collect()
             })

@@ -354,6 +354,9 @@ pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> 
             )?;
         }
     }
+    for r in &snap.resolvers {
+        writeln!(out, "stats: resolvers {} {}", r.name, line(r.fields()))?;
+    }
     if let Some(log) = &snap.access_log {
         writeln!(out, "stats: access_log {}", line(log.fields()))?;
     }

@@ -65,6 +65,7 @@ pub fn with_added(
         proxy_v2: model.map(|m| m.proxy_v2.clone()).unwrap_or_default(),
         proto: model.map(|m| m.proto).unwrap_or_default(),
         ws: model.map(|m| m.ws).unwrap_or_default(),
+        resolve: None,
     });
     if let Some(cookie) = be.cookie.as_mut() {
         if cookie.values.contains(&spec.name) {

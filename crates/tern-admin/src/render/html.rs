@@ -30,6 +30,12 @@ pub fn page(view: &View, refresh: Duration) -> String {
     for b in &backends {
         backend(&mut h, b);
     }
+    if !view.stats.resolvers.is_empty() {
+        h.push_str("<h2>Resolvers</h2>\n");
+        for r in &view.stats.resolvers {
+            resolvers(&mut h, r);
+        }
+    }
     h.push_str("</main>\n<footer>Counters since the process started; tern ");
     h.push_str(&escape(&view.info.version));
     h.push_str(".</footer>\n</body>\n</html>\n");
@@ -207,6 +213,29 @@ fn frontend(h: &mut String, f: &FrontendRow<'_>) {
         ]);
     }
     stacked(h, &row);
+    h.push_str("</section>\n");
+}
+
+/// One `[[resolvers]]` section's counters (service discovery).
+fn resolvers(h: &mut String, r: &tern_proxy::ResolverSnapshot) {
+    let _ = writeln!(
+        h,
+        "<section class=\"resolvers\">\n<h3>{}</h3>",
+        escape(&r.name)
+    );
+    stacked(
+        h,
+        &[
+            ("Queries", Cell::Count(r.sent)),
+            ("Valid", Cell::Count(r.valid)),
+            ("NX", Cell::Error(r.nx)),
+            ("Timeouts", Cell::Error(r.timeouts)),
+            ("Refused", Cell::Error(r.refused)),
+            ("Other", Cell::Error(r.other)),
+            ("Invalid replies", Cell::Error(r.invalid)),
+            ("Server changes", Cell::Count(r.changes)),
+        ],
+    );
     h.push_str("</section>\n");
 }
 

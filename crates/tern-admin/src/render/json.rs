@@ -20,6 +20,10 @@ pub fn stat(view: &View) -> Value {
         "frontends": rows::frontends(view).iter().map(frontend).collect::<Vec<_>>(),
         "backends": rows::backends(view).iter().map(backend).collect::<Vec<_>>(),
         "tls_certificate_reloads": { "applied": r.reloads, "refused": r.failed },
+        "resolvers": view.stats.resolvers.iter().map(|r| json!({
+            "name": r.name,
+            "counters": counters(r.fields()),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -101,6 +105,7 @@ fn server_state(s: &ServerRow<'_>) -> Value {
         "backup": s.backup,
         "checked": s.checked,
         "last_check": s.last_check,
+        "unresolved": s.status.unresolved,
     })
 }
 

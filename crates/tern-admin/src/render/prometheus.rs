@@ -35,7 +35,63 @@ pub fn metrics(view: &View) -> String {
     server_counters(&mut e, &backends);
     server_gauges(&mut e, &backends);
     auth(&mut e, &view.stats.auth);
+    resolvers(&mut e, &view.stats.resolvers);
     e.finish()
+}
+
+/// Reads one counter of a resolvers section.
+type ResolverField = fn(&tern_proxy::ResolverSnapshot) -> u64;
+
+/// DNS resolutions per `[[resolvers]]` section (service discovery).
+fn resolvers(e: &mut Exposition, sections: &[tern_proxy::ResolverSnapshot]) {
+    if sections.is_empty() {
+        return;
+    }
+    let name = "tern_resolver_resolutions_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Name resolutions by outcome: valid (a NOERROR answer), nx, timeout (no answer after \
+         every try), refused, other (another error code).",
+    );
+    for r in sections {
+        for (outcome, value) in [
+            ("valid", r.valid),
+            ("nx", r.nx),
+            ("timeout", r.timeouts),
+            ("refused", r.refused),
+            ("other", r.other),
+        ] {
+            e.sample(
+                name,
+                &[("resolvers", r.name.as_str()), ("outcome", outcome)],
+                value,
+            );
+        }
+    }
+    let rest: [(&str, &str, ResolverField); 3] = [
+        (
+            "tern_resolver_queries_total",
+            "DNS queries sent, tries included.",
+            |r| r.sent,
+        ),
+        (
+            "tern_resolver_invalid_replies_total",
+            "Datagrams refused: malformed, or not a response to the question asked.",
+            |r| r.invalid,
+        ),
+        (
+            "tern_resolver_server_changes_total",
+            "Servers moved to a new address, taken out or brought back by DNS.",
+            |r| r.changes,
+        ),
+    ];
+    for (name, help, get) in rest {
+        e.family(name, Type::Counter, help);
+        for r in sections {
+            e.sample(name, &[("resolvers", r.name.as_str())], get(r));
+        }
+    }
 }
 
 /// Basic authentication checks of `http_auth` (all workers).

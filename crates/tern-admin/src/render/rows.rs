@@ -33,10 +33,12 @@ impl Status {
     /// All states, in the order the page lists them.
     pub const ALL: [Status; 4] = [Status::Up, Status::Down, Status::Drain, Status::Maint];
 
-    /// Classifies a server's state.
+    /// Classifies a server's state; a server DNS left without an address is in maintenance
+    /// (HAProxy's "MAINT (resolution)").
     pub fn of(status: &ServerStatus) -> Self {
         match status.admin {
             AdminState::Maint => Self::Maint,
+            _ if status.unresolved => Self::Maint,
             AdminState::Drain => Self::Drain,
             AdminState::Ready if !status.up => Self::Down,
             AdminState::Ready if status.weight == 0 => Self::Drain,

@@ -99,6 +99,7 @@ impl Control for FakeControl {
             admin: AdminState::Ready,
             configured_weight: weight,
             address: None,
+            unresolved: false,
         };
         let mut stats = StatsSnapshot {
             frontends: vec![Default::default()],

@@ -146,6 +146,7 @@ pub fn stats(config: &Config) -> StatsSnapshot {
         admin: AdminState::Ready,
         configured_weight: weight,
         address: None,
+        unresolved: false,
     };
     let status = vec![
         vec![
@@ -192,6 +193,16 @@ pub fn stats(config: &Config) -> StatsSnapshot {
             reloads: 2,
             failed: 1,
         },
+        resolvers: vec![tern_proxy::ResolverSnapshot {
+            name: "dns".into(),
+            sent: 40,
+            valid: 30,
+            nx: 2,
+            timeouts: 3,
+            invalid: 5,
+            changes: 4,
+            ..Default::default()
+        }],
         ..Default::default()
     }
 }

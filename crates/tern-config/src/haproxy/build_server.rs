@@ -85,6 +85,7 @@ pub(crate) fn server(
     proxy_v2_tlvs(p, &mut t, context, diag);
     t.set_opt("proto", p.proto.as_deref().map(string));
     t.set_opt("ws", p.ws.as_deref().filter(|ws| *ws != "auto").map(string));
+    dns(s, &mut t, context, diag);
     if p.check == Some(true) {
         t.set(
             "check",
@@ -124,6 +125,43 @@ pub(crate) fn server(
         );
     }
     t.text()
+}
+
+/// `resolvers`, `resolve-prefer`, `init-addr` and a template's `count`.
+fn dns(s: &ServerCfg, t: &mut Inline, context: &str, diag: &mut Diag) {
+    let p = &s.params;
+    let Some(resolvers) = &p.resolvers else {
+        if s.count.is_some() {
+            diag.error(
+                s.line,
+                context,
+                "'server-template' needs 'resolvers NAME': its slots are filled by DNS",
+            );
+        }
+        let init = p
+            .init_addr
+            .as_ref()
+            .filter(|m| m.v.iter().any(|m| m != "libc"));
+        if let Some(init) = init {
+            diag.approx(
+                init.line,
+                context,
+                "init-addr",
+                "without 'resolvers', tern resolves a server's name once, when the configuration is loaded, and refuses a name that does not resolve",
+            );
+        }
+        return;
+    };
+    if let Some(count) = &s.count {
+        let value = match count.parse::<u64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => string(count),
+        };
+        t.set("count", value);
+    }
+    t.set("resolvers", string(resolvers));
+    t.set_opt("resolve_prefer", p.resolve_prefer.as_deref().map(string));
+    t.set_opt("init_addr", p.init_addr.as_ref().map(|m| strings(&m.v)));
 }
 
 /// A checked server's `check`: `true`, or a table of its own settings.

@@ -43,6 +43,7 @@ mod logging;
 mod options;
 mod persist;
 mod proxy;
+mod resolvers;
 mod rewrite;
 mod rules;
 mod sections;
@@ -213,6 +214,7 @@ pub(crate) fn convert_with_env(
     }
     let mut tables = build::build(&global, &proxies, &mut diag);
     tables.extend(userlist::userlist_sections(text, env, &mut diag));
+    tables.extend(resolvers::resolvers_sections(text, env, &mut diag));
     if !diag.errors.is_empty() {
         let mut errors = diag.errors;
         errors.sort_by_key(|e| e.line);

@@ -126,7 +126,6 @@ const UNSUPPORTED: &[&str] = &[
     "errorloc302",
     "errorloc303",
     "external-check",
-    "server-template",
     "server-state-file-name",
     "load-server-state-from-file",
     "enabled",
@@ -165,6 +164,16 @@ pub(crate) fn apply(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                 cx.error(line.no, "'server' is not allowed in a defaults section");
             } else if cx.side(line, false) {
                 server::server(line, p, cx);
+            }
+        }
+        "server-template" => {
+            if cx.kind == Kind::Defaults {
+                cx.error(
+                    line.no,
+                    "'server-template' is not allowed in a defaults section",
+                );
+            } else if cx.side(line, false) {
+                server::server_template(line, p, cx);
             }
         }
         "default-server" => {

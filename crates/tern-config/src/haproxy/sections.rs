@@ -1,7 +1,7 @@
 //! The file's sections: `global`, `defaults`, `frontend`, `backend`, `listen`.
 //!
 //! A section starts at a line whose first word is a section keyword and runs to the next one;
-//! indentation means nothing. Sections tern has no equivalent for (`resolvers`, `peers`,
+//! indentation means nothing. Sections tern has no equivalent for (`peers`,
 //! `mailers`, ...) are one error at their header, and their lines are skipped rather than
 //! reported one by one.
 //!
@@ -58,7 +58,6 @@ impl Kind {
 
 /// HAProxy sections tern has no equivalent for.
 const UNSUPPORTED_SECTIONS: &[&str] = &[
-    "resolvers",
     "peers",
     "mailers",
     "program",
@@ -72,8 +71,9 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "dynamic-update",
 ];
 
-/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`), skipped here.
-const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist"];
+/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`, `resolvers.rs`),
+/// skipped here.
+const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist", "resolvers"];
 
 /// Whether `word` starts a HAProxy section (used to recognise a HAProxy file by its content).
 pub(crate) fn is_section_keyword(word: &str) -> bool {

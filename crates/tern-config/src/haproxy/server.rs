@@ -9,7 +9,7 @@ use super::address;
 use super::crt::with_base;
 use super::proxy::Cx;
 use super::sections::Line;
-use super::settings::{ProxyCfg, ServerCfg, ServerParams};
+use super::settings::{ProxyCfg, ServerCfg, ServerParams, Src};
 use super::tls::{self, At};
 use super::units::{parse_time, parse_uint, Unit};
 
@@ -18,20 +18,59 @@ pub(crate) fn server(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         cx.error(line.no, "'server' needs a name and an address");
         return;
     };
-    let address = match address::server_address(spec) {
+    add(name, spec, None, &line.words[3..], line.no, p, cx);
+}
+
+/// `server-template PREFIX COUNT ADDRESS [options]`: slots filled by DNS.
+pub(crate) fn server_template(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
+    let (Some(prefix), Some(count), Some(spec)) = (line.word(1), line.word(2), line.word(3)) else {
+        cx.error(
+            line.no,
+            "'server-template' needs a prefix, a count (10 or 1-10) and an address",
+        );
+        return;
+    };
+    add(
+        prefix,
+        spec,
+        Some(count.to_owned()),
+        &line.words[4..],
+        line.no,
+        p,
+        cx,
+    );
+}
+
+fn add(
+    name: &str,
+    spec: &str,
+    count: Option<String>,
+    options: &[String],
+    no: usize,
+    p: &mut ProxyCfg,
+    cx: &mut Cx<'_>,
+) {
+    // An SRV name carries no port: the records give it.
+    let address = if spec.starts_with('_') {
+        Ok(spec.to_owned())
+    } else {
+        address::server_address(spec)
+    };
+    let address = match address {
         Ok(address) => address,
         Err(e) => {
-            cx.error(line.no, e);
+            cx.error(no, e);
             return;
         }
     };
     let mut params = p.default_server.clone();
-    apply(&line.words[3..], &mut params, line.no, cx);
+    apply(options, &mut params, no, cx);
     p.servers.push(ServerCfg {
         name: name.to_owned(),
         address,
         params,
-        line: line.no,
+        line: no,
+        count,
     });
 }
 
@@ -89,7 +128,6 @@ fn unsupported_arity(option: &str) -> Option<usize> {
         | "tls-tickets" => 0,
         "minconn"
         | "crl-file"
-        | "resolvers"
         | "resolve-net"
         | "resolve-opts"
         | "pool-max-conn"
@@ -205,6 +243,7 @@ const VALUED: &[&str] = &[
     "npn",
     "resolve-prefer",
     "proxy-v2-options",
+    "resolvers",
 ];
 
 /// Applies an option that takes one argument; `None` when `option` is not one.
@@ -294,15 +333,21 @@ fn valued(
                 ),
             ),
         },
-        "init-addr" => init_addr(arg, line, cx),
+        "init-addr" => {
+            let methods = arg.split(',').filter(|m| !m.is_empty());
+            s.init_addr = Some(Src::new(methods.map(str::to_owned).collect(), line));
+        }
+        "resolvers" => s.resolvers = Some(arg.to_owned()),
         "proxy-v2-options" => proxy_v2_options(arg, s, line, cx),
         "id" => cx.no_effect(line, option, "it only labels the server in HAProxy's stats"),
         "npn" => cx.no_effect(line, option, "tern does not negotiate NPN"),
-        "resolve-prefer" => cx.no_effect(
-            line,
-            option,
-            "tern uses the first address the resolver returns",
-        ),
+        "resolve-prefer" => match arg {
+            "ipv4" | "ipv6" => s.resolve_prefer = Some(arg.to_owned()),
+            _ => cx.error(
+                line,
+                format!("'resolve-prefer {arg}': ipv4 or ipv6 expected"),
+            ),
+        },
         _ => return None,
     }
     Some(())
@@ -362,13 +407,3 @@ fn proxy_v2_tlv_fmt(rest: &str, format: &str, s: &mut ServerParams, line: usize,
     }
 }
 
-fn init_addr(methods: &str, line: usize, cx: &mut Cx<'_>) {
-    let only_libc = methods.split(',').all(|m| m == "libc");
-    if !only_libc {
-        cx.approx(
-            line,
-            "init-addr",
-            "tern resolves a server's name once, when the configuration is loaded, and refuses a name that does not resolve",
-        );
-    }
-}

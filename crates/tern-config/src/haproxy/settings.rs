@@ -144,6 +144,12 @@ pub(crate) struct ServerParams {
     pub observe: Option<String>,
     pub error_limit: Option<u64>,
     pub on_error: Option<String>,
+    /// `resolvers NAME`: the address is found by DNS.
+    pub resolvers: Option<String>,
+    /// `resolve-prefer ipv4|ipv6`.
+    pub resolve_prefer: Option<String>,
+    /// `init-addr METHODS`, split at commas, with its line.
+    pub init_addr: Option<Src<Vec<String>>>,
 }
 
 /// A `server` line.
@@ -154,6 +160,8 @@ pub(crate) struct ServerCfg {
     pub address: String,
     pub params: ServerParams,
     pub line: usize,
+    /// `server-template`: the slots as written (`10` or `1-10`); the name is their prefix.
+    pub count: Option<String>,
 }
 
 /// Everything a proxy section says.

@@ -10,6 +10,7 @@ mod errors;
 mod keywords;
 mod logging;
 mod proxies;
+mod resolvers;
 mod rewrite;
 mod tcp;
 mod userlist;

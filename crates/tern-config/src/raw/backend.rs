@@ -156,6 +156,16 @@ pub(crate) struct RawServer {
     pub proxy_v2_tlvs: Option<Vec<RawProxyV2Tlv>>,
     /// `"h1"` (the default) or `"h2"` (HAProxy `proto h2`).
     pub proto: Option<String>,
+    /// The `[[resolvers]]` that finds the address by DNS (HAProxy `resolvers`).
+    pub resolvers: Option<String>,
+    /// `"ipv4"` or `"ipv6"` (HAProxy `resolve-prefer`).
+    pub resolve_prefer: Option<String>,
+    /// Where the first address comes from: `"last"`, `"libc"`, `"none"` or an IP address, in
+    /// order (HAProxy `init-addr`).
+    pub init_addr: Option<Vec<String>>,
+    /// Makes this item a template of that many slots (HAProxy `server-template`): `name` is
+    /// the prefix of the slots' names.
+    pub count: Option<super::RawCount>,
     /// `"auto"` (the default), `"h1"` or `"h2"`: the protocol of WebSockets (HAProxy `ws`).
     pub ws: Option<String>,
 }

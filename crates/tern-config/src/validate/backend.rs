@@ -110,7 +110,7 @@ impl Checker<'_> {
         let servers: Vec<Server> = raw
             .iter()
             .enumerate()
-            .map(|(i, server)| self.server(server, &path.index(i)))
+            .flat_map(|(i, server)| self.servers_of(server, &path.index(i)))
             .collect();
         let mut first: HashMap<&str, usize> = HashMap::new();
         for (i, server) in servers.iter().enumerate() {
@@ -141,8 +141,22 @@ impl Checker<'_> {
         servers
     }
 
-    fn server(&mut self, raw: &RawServer, path: &KeyPath) -> Server {
+    /// One item of `servers`: a server, or the slots of a template (`count`).
+    fn servers_of(&mut self, raw: &RawServer, path: &KeyPath) -> Vec<Server> {
+        let Some(slots) = self.slots(raw, path) else {
+            return vec![self.server(raw, None, path)];
+        };
+        let first = slots.first().copied().unwrap_or(1);
+        slots
+            .into_iter()
+            .map(|n| self.server(raw, Some((n, first)), path))
+            .collect()
+    }
+
+    /// A server, or slot `n` of a template whose first slot is `first`.
+    fn server(&mut self, raw: &RawServer, slot: Option<(u32, u32)>, path: &KeyPath) -> Server {
         let address_path = path.key("address");
+        let mut resolve = None;
         let address = match raw.address.as_deref() {
             None => {
                 self.issue(
@@ -151,12 +165,23 @@ impl Checker<'_> {
                 );
                 None
             }
+            // An IP address is not resolved, as in HAProxy: `resolvers` changes nothing for it.
+            Some(text) if raw.resolvers.is_some() && (slot.is_some() || !is_ip(text)) => {
+                self.server_resolve(raw, slot, path).map(|(address, how)| {
+                    resolve = Some(how);
+                    address
+                })
+            }
             Some(text) => resolve_server_address(text)
                 .map_err(|message| self.issue(&address_path, message))
                 .ok(),
         };
+        let mut name = self.name(&path.key("name"), raw.name.as_deref());
+        if let Some((n, _)) = slot {
+            name.push_str(&n.to_string());
+        }
         Server {
-            name: self.name(&path.key("name"), raw.name.as_deref()),
+            name,
             address: address.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
             weight: self.int_in(&path.key("weight"), raw.weight, 0..=256, 1) as u32,
             backup: raw.backup.unwrap_or(false),
@@ -171,6 +196,7 @@ impl Checker<'_> {
             // Set by `server_protos`, which needs the backend's default and the server's TLS.
             proto: ServerProto::Http1,
             ws: WsProto::Auto,
+            resolve,
         }
     }
 
@@ -188,6 +214,11 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// Whether `text` is an `ip:port` (nothing to ask DNS).
+fn is_ip(text: &str) -> bool {
+    text.parse::<SocketAddr>().is_ok()
 }
 
 /// Resolves `"host:port"` (or `"[v6]:port"`) with the system resolver, keeping the first result.

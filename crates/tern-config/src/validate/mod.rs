@@ -29,6 +29,7 @@ mod persistence;
 mod protection;
 mod proxy_v2;
 mod request_log;
+mod resolvers;
 mod routing;
 mod server_proto;
 mod tcp_request;
@@ -87,6 +88,8 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
     let userlists = checker.userlists(&raw.userlist);
+    let resolvers = checker.resolvers_sections(&raw.resolvers);
+    checker.resolver_names = resolvers.iter().map(|r| r.name.clone()).collect();
     let mut frontends: Vec<_> = raw
         .frontend
         .iter()
@@ -121,6 +124,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             control,
             userlists,
             tables,
+            resolvers,
         })
     } else {
         Err(checker.issues)
@@ -132,6 +136,8 @@ struct Checker<'b> {
     issues: Vec<Issue>,
     base_dir: &'b Path,
     binds_seen: HashMap<SocketAddr, KeyPath>,
+    /// The `[[resolvers]]` names, for servers that name one.
+    resolver_names: Vec<String>,
 }
 
 impl<'b> Checker<'b> {
@@ -140,6 +146,7 @@ impl<'b> Checker<'b> {
             issues: Vec::new(),
             base_dir,
             binds_seen: HashMap::new(),
+            resolver_names: Vec::new(),
         }
     }
 

@@ -52,8 +52,13 @@ pub(crate) struct ServerState {
     admin: AtomicU8,
     /// Whether `address` holds a runtime address (saves the lock in the common case).
     moved: AtomicBool,
-    /// The address set at runtime (`set server addr`), replacing the configured one.
+    /// The address set at runtime (`set server addr`, or found by DNS), replacing the
+    /// configured one.
     address: Mutex<Option<SocketAddr>>,
+    /// Found by DNS and without an address now (a template slot no record fills, a name whose
+    /// answers failed past `hold`): out of balancing, checks paused, as HAProxy's
+    /// "MAINT (resolution)". Separate from the operator's state, which DNS never touches.
+    unresolved: AtomicBool,
     /// The outcome of the last active check (`L7OK: status 200 in 2 ms`), for `show stat`.
     last_check: Mutex<String>,
     /// Requests in flight over all workers; counted only when `maxconn` is set.
@@ -85,6 +90,9 @@ impl ServerState {
             admin: AtomicU8::new(admin_code(admin)),
             moved: AtomicBool::new(false),
             address: Mutex::new(None),
+            unresolved: AtomicBool::new(
+                server.resolve.as_ref().is_some_and(|r| r.starts_unresolved),
+            ),
             last_check: Mutex::new(String::new()),
             active: AtomicU32::new(0),
             maxconn: server.maxconn.unwrap_or(0),
@@ -114,10 +122,15 @@ impl ServerState {
         admin_state(self.admin.load(Ordering::Acquire))
     }
 
-    /// May take traffic: up and not in maintenance (a drained server still serves its
-    /// persistent clients).
+    /// May take traffic: up, not in maintenance and with an address (a drained server still
+    /// serves its persistent clients).
     pub(crate) fn usable(&self) -> bool {
-        self.is_up() && self.admin() != AdminState::Maint
+        self.is_up() && self.admin() != AdminState::Maint && !self.is_unresolved()
+    }
+
+    /// Found by DNS and without an address now (see `unresolved`).
+    pub(crate) fn is_unresolved(&self) -> bool {
+        self.unresolved.load(Ordering::Acquire)
     }
 
     /// The weight balancing sees: 0 while drained, so only persistent clients reach it.
@@ -337,6 +350,38 @@ impl BackendState {
         *s.address.lock().unwrap_or_else(|e| e.into_inner()) = Some(address);
         s.moved.store(true, Ordering::Release);
         true
+    }
+
+    /// Publishes what DNS found for `server`: an address (it takes traffic there, new
+    /// connections only; a check aimed at the server follows) or none (out of balancing,
+    /// checks paused). Returns whether anything changed.
+    pub(crate) fn set_resolved(&self, server: ServerId, address: Option<SocketAddr>) -> bool {
+        let Some(s) = self.servers.get(server) else {
+            return false;
+        };
+        let Some(address) = address else {
+            if s.unresolved.swap(true, Ordering::AcqRel) {
+                return false;
+            }
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            if self.servers.iter().any(ServerState::usable) {
+                self.move_pinned(server);
+            } else {
+                self.fail_waiters();
+            }
+            return true;
+        };
+        let moved = s.runtime_address() != Some(address);
+        if moved {
+            self.set_address(server, address);
+        }
+        let was_out = s.unresolved.swap(false, Ordering::AcqRel);
+        if was_out {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            s.resumed.notify_one();
+            self.kick();
+        }
+        moved || was_out
     }
 
     fn lock_queue(&self) -> MutexGuard<'_, Queue<Waiter>> {

@@ -115,7 +115,9 @@ pub(crate) fn servers_of(config: &Config, states: &[BackendState]) -> Vec<Server
                 admin: s.admin(),
                 disabled: server.disabled,
                 weight: (weight != server.weight).then_some(weight),
-                address: (address != server.address).then_some(address),
+                // A server DNS left without an address carries none: the next generation's
+                // first resolution decides.
+                address: (address != server.address && !s.is_unresolved()).then_some(address),
             });
         }
     }
@@ -146,8 +148,15 @@ pub(crate) fn apply_servers(config: &Config, states: &[BackendState], carry: &[S
         if let Some(w) = c.weight {
             state.set_configured_weight(id, w);
         }
-        if let Some(a) = c.address {
-            state.set_address(id, a);
+        match (c.address, &be.servers[id].resolve) {
+            // `init_addr` with `last`: the address DNS gave the previous generation.
+            (Some(a), Some(resolve)) if resolve.keep_last => {
+                state.set_resolved(id, Some(a));
+            }
+            (Some(_), Some(_)) | (None, _) => {}
+            (Some(a), None) => {
+                state.set_address(id, a);
+            }
         }
     }
 }

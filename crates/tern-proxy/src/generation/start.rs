@@ -21,7 +21,7 @@ use crate::stats::{Stats, WorkerStats};
 use crate::tls::ossl::OpensslBinds;
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
-use crate::{health, profiling, rules};
+use crate::{health, profiling, resolve, rules};
 
 /// A configuration ready to run: the validated config plus the TLS configuration built for each
 /// bind (`tls[frontend][bind]`, `None` for plain binds) and for each server with `tls`
@@ -135,12 +135,14 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
     let (workers, mut all_stats) =
         spawn_workers(&shared, per_worker, &cpus, &shutdown_rx, ready_tx)?;
     let checker_stats = worker_stats(&shared);
+    let resolvers = resolve::counters(shared.config());
     all_stats.push(Arc::clone(&checker_stats));
     let mut handle = ProxyHandle {
         binds,
         reloader: Arc::clone(&reloader),
         workers,
         checker: None,
+        resolver: None,
         shutdown,
         checker_stop,
         stats: Stats {
@@ -149,6 +151,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
             reloads: reloader.counters(),
             access_log: shared.access_log().cloned(),
             auth: shared.auth.as_ref().map(|a| Arc::clone(a.stats())),
+            resolvers: resolvers.clone(),
         },
         shared: Arc::clone(&shared),
         sockets,
@@ -157,6 +160,23 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         handle.shutdown();
         handle.join();
         return Err(e);
+    }
+    // DNS starts once every worker serves, like the checks below.
+    match resolve::spawn(
+        shared.config(),
+        &shared.states,
+        &resolvers,
+        checker_stop_rx.clone(),
+    ) {
+        Ok(thread) => handle.resolver = thread,
+        Err(e) => {
+            handle.shutdown();
+            handle.join();
+            return Err(StartError::Worker {
+                index: count,
+                reason: format!("resolver: {e}"),
+            });
+        }
     }
     // Checks start once every worker serves, so that a server found down is taken out of
     // balancers that exist.

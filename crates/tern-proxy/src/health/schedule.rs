@@ -253,8 +253,9 @@ async fn run(
         if Instant::now() < next_check {
             continue;
         }
-        if server.admin() == AdminState::Maint {
-            // Paused: `resumed` wakes the task when the server leaves maintenance.
+        if server.admin() == AdminState::Maint || server.is_unresolved() {
+            // Paused: `resumed` wakes the task when the server leaves maintenance or DNS
+            // gives it an address.
             next_check = Instant::now() + health.next_delay();
             continue;
         }

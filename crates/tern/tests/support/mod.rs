@@ -24,6 +24,9 @@ pub mod tls_client;
 /// WebSocket tests only; not re-exported.
 pub mod ws;
 
+/// BIND 9 and nsupdate: the service discovery tests only; not re-exported.
+pub mod dns;
+
 pub use client::*;
 // Not every test file builds its configuration with `Config`.
 #[allow(unused_imports)]
