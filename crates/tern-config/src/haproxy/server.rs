@@ -406,4 +406,3 @@ fn proxy_v2_tlv_fmt(rest: &str, format: &str, s: &mut ServerParams, line: usize,
         Err(e) => cx.error(line, format!("'set-proxy-v2-tlv-fmt{rest}': {e}")),
     }
 }
-
