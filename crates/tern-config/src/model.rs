@@ -22,6 +22,7 @@ mod counters;
 mod error_pages;
 mod http_rules;
 mod mode;
+mod peers;
 mod proxy_v2;
 mod request_log;
 mod rewrite;
@@ -50,6 +51,7 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
+pub use peers::{Peer, PeersSection};
 pub use proxy_v2::ProxyV2;
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
@@ -78,6 +80,8 @@ pub struct Config {
     pub userlists: Vec<Userlist>,
     /// Counter tables for rate limits (`[[table]]`), shared by every worker.
     pub tables: Vec<CounterTable>,
+    /// Peers sections (`[[peers]]`): the nodes stick tables are shared with.
+    pub peers: Vec<PeersSection>,
 }
 
 impl Config {
@@ -403,6 +407,8 @@ pub struct Stickiness {
     pub size: usize,
     /// An entry not used for this long is forgotten.
     pub expire: Duration,
+    /// The peers section (index in `Config::peers`) the entries are shared with.
+    pub peers: Option<usize>,
 }
 
 /// Passive health checking (`observe = { on, error_limit, on_error }`), like HAProxy's

@@ -27,6 +27,7 @@ mod condition;
 mod control;
 mod counters;
 mod http_rules;
+mod peers;
 mod tcp_request;
 mod userlist;
 
@@ -38,6 +39,7 @@ pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use counters::RawTable;
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
+pub(crate) use peers::RawPeers;
 pub(crate) use tcp_request::{RawConnectionRule, RawTcpRequest, RawTcpRule};
 pub(crate) use userlist::{RawUser, RawUserlist};
 
@@ -58,6 +60,8 @@ pub(crate) struct RawConfig {
     pub userlist: Vec<RawUserlist>,
     #[serde(default)]
     pub table: Vec<RawTable>,
+    #[serde(default)]
+    pub peers: Vec<RawPeers>,
 }
 
 /// `[global]`.

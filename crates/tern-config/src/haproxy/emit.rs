@@ -73,7 +73,10 @@ impl Table {
     }
 
     fn is_array(&self) -> bool {
-        matches!(self.kind, "frontend" | "backend" | "userlist" | "table")
+        matches!(
+            self.kind,
+            "frontend" | "backend" | "userlist" | "table" | "peers"
+        )
     }
 }
 

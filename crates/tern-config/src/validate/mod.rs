@@ -25,6 +25,7 @@ mod frontend;
 mod health;
 mod http_rules;
 mod mode;
+mod peers;
 mod persistence;
 mod protection;
 mod request_log;
@@ -83,6 +84,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         checker.issue(&root, "at least one [[backend]] is required");
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
+    let peers = checker.peers(&raw.peers, &root.key("peers"));
     let userlists = checker.userlists(&raw.userlist);
     let mut frontends: Vec<_> = raw
         .frontend
@@ -118,6 +120,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             control,
             userlists,
             tables,
+            peers,
         })
     } else {
         Err(checker.issues)
@@ -129,6 +132,8 @@ struct Checker<'b> {
     issues: Vec<Issue>,
     base_dir: &'b Path,
     binds_seen: HashMap<SocketAddr, KeyPath>,
+    /// The names of the `[[peers]]` sections, for the tables that name one.
+    peers_names: Vec<String>,
 }
 
 impl<'b> Checker<'b> {
@@ -137,6 +142,7 @@ impl<'b> Checker<'b> {
             issues: Vec::new(),
             base_dir,
             binds_seen: HashMap::new(),
+            peers_names: Vec::new(),
         }
     }
 
