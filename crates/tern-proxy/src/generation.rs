@@ -51,6 +51,8 @@ pub struct ProxyHandle {
     shared: Arc<Shared>,
     /// A duplicate of every listening socket, to hand to the next generation.
     sockets: Vec<InheritedBind>,
+    /// The sessions with the peers stick tables are shared with, if any (`peers.rs`).
+    peers: Option<crate::peers::Runtime>,
 }
 
 impl ProxyHandle {
@@ -113,11 +115,31 @@ impl ProxyHandle {
     pub fn is_finished(&self) -> bool {
         self.workers.iter().all(JoinHandle::is_finished)
             && self.checker.as_ref().is_none_or(JoinHandle::is_finished)
+            && self
+                .peers
+                .as_ref()
+                .is_none_or(crate::peers::Runtime::is_finished)
     }
 
     /// `show table [NAME [key K]]`: the counter tables, or one table's entries (text).
     pub fn show_table(&self, name: Option<&str>, key: Option<&str>) -> Result<String, String> {
         self.shared.tables.show(name, key)
+    }
+
+    /// `show peers`: each peers section and the state of its remote peers (text).
+    pub fn show_peers(&self) -> String {
+        self.peers.as_ref().map_or_else(
+            || "# no table is shared with peers\n".to_owned(),
+            |p| p.show(),
+        )
+    }
+
+    /// Per remote peer: (section, peer, connected, updates sent, updates received, errors).
+    pub fn peer_counters(&self) -> Vec<(String, String, bool, u64, u64, u64)> {
+        self.peers
+            .as_ref()
+            .map(|p| p.counters())
+            .unwrap_or_default()
     }
 
     /// `clear table NAME [key K]`: forgets a table's entries, or one.
@@ -163,7 +185,10 @@ impl ProxyHandle {
     }
 
     /// Waits for every worker to finish (after [`ProxyHandle::shutdown`]).
-    pub fn join(self) {
+    pub fn join(mut self) {
+        if let Some(p) = &mut self.peers {
+            p.join();
+        }
         for w in self.workers {
             let _ = w.join();
         }

@@ -49,6 +49,8 @@ pub mod stats;
 mod tcp;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
+// Stick tables shared with other nodes over HAProxy's peers protocol.
+mod peers;
 // Stick-table counters: tracked entries, rates, the shared tables.
 mod track;
 // A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.

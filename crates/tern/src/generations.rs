@@ -477,6 +477,10 @@ impl Control for Generations {
             .map_err(ControlError::Invalid)
     }
 
+    fn show_peers(&self) -> String {
+        self.lock().current.show_peers()
+    }
+
     fn clear_table(&self, name: &str, key: Option<&str>) -> Result<String, ControlError> {
         let inner = self.lock();
         inner

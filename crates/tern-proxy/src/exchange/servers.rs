@@ -26,6 +26,7 @@ use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
 use tern_config::{Backend, Config, Server};
 use tokio::sync::{oneshot, Notify};
 
+use crate::peers::changes::Changes;
 use crate::stats::AdminState;
 
 /// What a queued request receives.
@@ -226,6 +227,9 @@ pub(crate) struct BackendState {
     /// Requests in the queue (so releases skip the lock when it is empty).
     queued: AtomicUsize,
     stick: Option<Mutex<StickTable<IpAddr>>>,
+    /// Client addresses whose server changed since the peers were last sent them, when the
+    /// stickiness table is shared (`stick.peers`).
+    pub(crate) stick_changes: Option<Changes<IpAddr>>,
 }
 
 impl BackendState {
@@ -239,6 +243,10 @@ impl BackendState {
             stick: backend
                 .stick
                 .map(|s| Mutex::new(StickTable::new(s.size, s.expire))),
+            stick_changes: backend
+                .stick
+                .filter(|s| s.peers.is_some())
+                .map(|s| Changes::new(s.size)),
         }
     }
 
@@ -463,12 +471,36 @@ impl BackendState {
 
     /// Remembers that `client` went to `server` (`stick`).
     pub(crate) fn stick(&self, client: IpAddr, server: ServerId, now: Nanos) {
+        self.learn_stick(client, server, now);
+        if let Some(c) = &self.stick_changes {
+            c.mark(&client);
+        }
+    }
+
+    /// [`BackendState::stick`] for an entry learnt from a peer: not sent back to the peers.
+    pub(crate) fn learn_stick(&self, client: IpAddr, server: ServerId, now: Nanos) {
         if let Some(table) = &self.stick {
             table
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .put(client, server, now);
         }
+    }
+
+    /// The server of `client`, without refreshing the entry (what the peers are sent).
+    pub(crate) fn stick_peek(&self, client: IpAddr, now: Nanos) -> Option<ServerId> {
+        let table = self.stick.as_ref()?;
+        let t = table.lock().unwrap_or_else(|e| e.into_inner());
+        t.peek(&client, now).copied()
+    }
+
+    /// Every live stickiness entry (at most `limit`), least recently used first.
+    pub(crate) fn stick_entries(&self, now: Nanos, limit: usize) -> Vec<(IpAddr, ServerId)> {
+        let Some(table) = &self.stick else {
+            return Vec::new();
+        };
+        let t = table.lock().unwrap_or_else(|e| e.into_inner());
+        t.iter(now).take(limit).map(|(k, v)| (*k, *v)).collect()
     }
 
     /// Whether this backend keeps a stickiness table.

@@ -152,6 +152,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         },
         shared: Arc::clone(&shared),
         sockets,
+        peers: None,
     };
     if let Err(e) = wait_ready(&ready_rx, count) {
         handle.shutdown();
@@ -174,6 +175,19 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
             return Err(StartError::Worker {
                 index: count,
                 reason: format!("health checker: {e}"),
+            });
+        }
+    }
+    let peers_stop = handle.checker_stop.subscribe();
+    match crate::peers::Runtime::start(shared.config(), &shared.states, &shared.tables, peers_stop)
+    {
+        Ok(peers) => handle.peers = peers,
+        Err(e) => {
+            handle.shutdown();
+            handle.join();
+            return Err(StartError::Worker {
+                index: count,
+                reason: format!("peers thread: {e}"),
             });
         }
     }
