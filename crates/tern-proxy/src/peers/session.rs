@@ -255,6 +255,7 @@ impl Session<'_> {
         };
         u.id = Some(*next);
         *next = next.wrapping_add(1);
+        debug!(table = %shared.def.name, key = ?u.key, id = ?u.id, "peers: sending an update");
         let mut payload = Vec::new();
         u.encode(&shared.def, &mut payload);
         encode(
