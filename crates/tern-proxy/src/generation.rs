@@ -181,6 +181,11 @@ impl ProxyHandle {
             listeners,
             servers: handover::servers_of(self.config(), &self.shared.states),
             sessions: handover::sessions_of(self.config(), &self.reloader.current()),
+            tables: Some(handover::TablesCarry::of(
+                self.config(),
+                &self.shared.tables,
+                &self.shared.states,
+            )),
         })
     }
 

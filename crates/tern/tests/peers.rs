@@ -288,3 +288,38 @@ fn a_haproxy_peer_learns_from_tern_and_teaches_it() {
     assert!(peers.contains("proto_err=0"), "{peers}");
     assert!(node.line_of("haproxy").contains("errors=0"));
 }
+
+#[test]
+fn a_reload_keeps_the_tables_and_the_peers() {
+    let (s1, s2) = (Term::start("s1"), Term::start("s2"));
+    let a_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let b_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let fleet = [("a", a_addr), ("b", b_addr)];
+    let mut a = start_node("a", &[&s1, &s2], &fleet);
+    let b = start_node("b", &[&s1, &s2], &fleet);
+    assert_eq!(served_by("127.0.0.8", a.tern.addr()), "s1");
+    assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
+
+    // The new generation takes the old one's entries, then shares its own.
+    let toml = std::fs::read_to_string(a.tern.dir.join("tern.toml")).unwrap();
+    a.tern.reload(&toml);
+    assert!(
+        a.entry("127.0.0.9")
+            .contains("key=127.0.0.9 http_req_cnt=1"),
+        "{}",
+        a.entry("127.0.0.9")
+    );
+    assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
+    assert!(
+        within(WAIT, || a.connected("b") && b.connected("a")),
+        "{}",
+        a.line_of("b")
+    );
+    assert_eq!(served_by("127.0.0.10", a.tern.addr()), "s1");
+    assert!(
+        within(WAIT, || b.entry("127.0.0.10").contains("http_req_cnt=1")),
+        "{}",
+        b.entry("127.0.0.10")
+    );
+    assert_eq!(served_by("127.0.0.10", b.tern.addr()), "s1");
+}

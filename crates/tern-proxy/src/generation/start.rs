@@ -129,6 +129,9 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
     handover::apply_servers(shared.config(), &shared.states, &inherit.servers);
+    if let Some(tables) = inherit.tables.take() {
+        tables.apply(shared.config(), &shared.tables, &shared.states);
+    }
     let (shutdown, shutdown_rx) = watch::channel(Mode::Run);
     let (checker_stop, checker_stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel();

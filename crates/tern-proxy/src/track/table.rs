@@ -84,6 +84,11 @@ impl Tables {
         )
     }
 
+    /// The table named `name` with keys of type `key`.
+    pub(crate) fn named_like(&self, name: &str, key: TableKey) -> Option<&Table> {
+        self.0.iter().find(|t| t.name == name && t.key == key)
+    }
+
     pub(crate) fn get(&self, i: usize) -> Option<&Table> {
         self.0.get(i)
     }
