@@ -323,3 +323,64 @@ fn a_reload_keeps_the_tables_and_the_peers() {
     );
     assert_eq!(served_by("127.0.0.10", b.tern.addr()), "s1");
 }
+
+#[test]
+fn convert_translates_peers_and_check_names_mistakes_with_their_lines() {
+    let dir = temp_dir("peers-config");
+    let cfg = "global\n    localpeer lb1\n\
+               peers fleet\n    bind 127.0.0.1:10000\n    server lb1\n    server lb2 127.0.0.2:10000\n\
+               defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+               frontend web\n    bind 127.0.0.1:8080\n    default_backend app\n\
+               backend app\n    stick-table type ip size 1k expire 30m peers fleet\n    stick on src\n\
+               \x20   server s1 127.0.0.1:9001\n";
+    let path = dir.join("fleet.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let out = tern_finish(&["convert", path.to_str().unwrap()], WAIT);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for needle in [
+        "[[peers]]",
+        "name = \"fleet\"",
+        "bind = \"127.0.0.1:10000\"",
+        "local_peer = \"lb1\"",
+        "{ name = \"lb2\", address = \"127.0.0.2:10000\" }",
+        "peers = \"fleet\" }",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "{needle:?} not in:\n{}",
+            out.stdout
+        );
+    }
+    let ok = tern_finish(&["check", "-c", path.to_str().unwrap()], WAIT);
+    assert_eq!(ok.code, Some(0), "{}", ok.stderr);
+
+    // A table naming an unknown section, a local peer not listed: file and line of each.
+    let bad = cfg
+        .replace("localpeer lb1", "localpeer lb9")
+        .replace("peers fleet\n    stick on", "peers nope\n    stick on");
+    let path = dir.join("bad.cfg");
+    std::fs::write(&path, &bad).unwrap();
+    let out = tern_finish(&["check", "-c", path.to_str().unwrap()], WAIT);
+    assert_ne!(out.code, Some(0));
+    let text = out.stdout + &out.stderr;
+    assert!(
+        text.contains("bad.cfg:2: peers fleet: local_peer: local_peer `lb9` is not a peer"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bad.cfg:17: backend app: stick.peers: unknown peers section `nope`"),
+        "{text}"
+    );
+
+    let toml = "[[frontend]]\nname = \"web\"\nbind = [\"127.0.0.1:0\"]\ndefault_backend = \"app\"\n\n\
+                [[backend]]\nname = \"app\"\nservers = [{ name = \"s1\", address = \"127.0.0.1:1\" }]\n\n\
+                [[table]]\nname = \"t\"\ntype = \"ip\"\nsize = 10\nexpire = \"1m\"\nstore = [\"gpc0\"]\npeers = \"fleet\"\n";
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, toml).unwrap();
+    let out = tern_finish(&["check", "-c", path.to_str().unwrap()], WAIT);
+    let text = out.stdout + &out.stderr;
+    assert!(
+        text.contains("bad.toml:16: table[0].peers: unknown peers section `fleet`: the configuration declares no [[peers]]"),
+        "{text}"
+    );
+}

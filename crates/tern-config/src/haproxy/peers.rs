@@ -28,7 +28,7 @@ pub(crate) fn peers_sections(
     diag: &mut Diag,
 ) -> Vec<Table> {
     let mut sections: Vec<(Table, Vec<Src<String>>)> = Vec::new();
-    let mut local: Option<String> = None;
+    let mut local: Option<(String, usize)> = None;
     let mut in_global = false;
     let mut current: Option<(Table, Vec<Src<String>>)> = None;
     for (i, raw) in text.lines().enumerate() {
@@ -48,7 +48,7 @@ pub(crate) fn peers_sections(
             continue;
         }
         if in_global && first == "localpeer" {
-            local = words.get(1).cloned();
+            local = words.get(1).map(|w| (w.clone(), no));
             continue;
         }
         if let Some((table, peers)) = current.as_mut() {
@@ -59,9 +59,8 @@ pub(crate) fn peers_sections(
     sections
         .into_iter()
         .map(|(mut table, peers)| {
-            if let Some(l) = &local {
-                let line = table.line;
-                table.set("local_peer", string(l), line);
+            if let Some((l, no)) = &local {
+                table.set("local_peer", string(l), *no);
             }
             let line = table.line;
             table.items("peer", peers, line);
