@@ -134,8 +134,8 @@ impl ProxyHandle {
         )
     }
 
-    /// Per remote peer: (section, peer, connected, updates sent, updates received, errors).
-    pub fn peer_counters(&self) -> Vec<(String, String, bool, u64, u64, u64)> {
+    /// Each remote peer's counters (none without shared tables).
+    pub fn peer_counters(&self) -> Vec<crate::stats::PeerSnapshot> {
         self.peers
             .as_ref()
             .map(|p| p.counters())

@@ -74,7 +74,7 @@ pub use health::probe::fuzz as health_fuzz;
 /// One HTTP/2 connection served in memory, for the fuzz targets (crates/tern-fuzz) only.
 #[doc(hidden)]
 pub use http2::fuzz as http2_fuzz;
-pub use stats::{AdminState, Stats, StatsSnapshot};
+pub use stats::{AdminState, PeerSnapshot, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::ossl::{openssl_binds, OpensslBinds, OsslBind};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};

@@ -37,6 +37,7 @@ use tern_peers::{DataType, KeyType, TableDef};
 use tokio::sync::watch;
 
 use crate::exchange::servers::BackendState;
+use crate::stats::PeerSnapshot;
 use crate::track::table::Tables;
 use link::PeerState;
 
@@ -140,20 +141,22 @@ impl Runtime {
         out
     }
 
-    /// Per peer counters for the stats: (section, peer, connected, sent, received, errors).
-    pub(crate) fn counters(&self) -> Vec<(String, String, bool, u64, u64, u64)> {
+    /// Each remote peer's counters, for the stats.
+    pub(crate) fn counters(&self) -> Vec<PeerSnapshot> {
         let mut rows = Vec::new();
         for s in &self.sections {
+            let refused = s.refused.load(std::sync::atomic::Ordering::Relaxed);
             for p in &s.peers {
                 let (connected, sent, received, errors) = p.counts();
-                rows.push((
-                    s.cfg.name.clone(),
-                    p.name.clone(),
+                rows.push(PeerSnapshot {
+                    section: s.cfg.name.clone(),
+                    peer: p.name.clone(),
                     connected,
                     sent,
                     received,
                     errors,
-                ));
+                    refused,
+                });
             }
         }
         rows

@@ -359,6 +359,7 @@ impl Inner {
     /// The current counters plus those of older generations.
     fn merged(&self) -> StatsSnapshot {
         let mut snap = self.current.stats().snapshot();
+        snap.peers = self.current.peer_counters();
         if let Some(old) = &self.old {
             snap.absorb(&self.config, &old.handle.stats().snapshot(), &old.config);
         }

@@ -69,7 +69,7 @@ fn node_toml(local: &str, socket: &Path, terms: &[&Term], peers: &[(&str, Socket
         .collect();
     let cfg = Config::new()
         .terms(terms)
-        .global(&format!("\n[control]\nsocket = {socket:?}"))
+        .global(&format!("\n[control]\nsocket = {socket:?}\nhttp = \"127.0.0.1:0\""))
         .frontend(
             "http_request = [ { action = \"track-sc0\", key = \"src\", table = \"per_ip\" } ]",
         )
@@ -107,6 +107,24 @@ impl Node {
 
     fn connected(&self, peer: &str) -> bool {
         self.line_of(peer).contains("state=connected")
+    }
+
+    /// The control API's Prometheus text.
+    fn metrics(&self) -> String {
+        let line = self.tern.proc.seen.iter().find(|l| l.starts_with("control: http "));
+        let addr: SocketAddr = line
+            .expect("control: http line")
+            .trim_start_matches("control: http http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        s.read_to_string(&mut text).unwrap();
+        text
     }
 
     fn entry(&self, key: &str) -> String {
@@ -182,6 +200,15 @@ fn two_tern_nodes_share_stickiness_and_counters() {
         a.line_of("c")
     );
     assert!(a.tern.proc.stderr_text().contains("malformed message"));
+    let metrics = a.metrics();
+    for needle in [
+        "tern_peer_connected{peers=\"fleet\",peer=\"b\"} 1",
+        "tern_peer_errors_total{peers=\"fleet\",peer=\"c\"} 1",
+        "tern_peers_refused_total{peers=\"fleet\"} 1",
+        "tern_peer_updates_sent_total{peers=\"fleet\",peer=\"b\"}",
+    ] {
+        assert!(metrics.contains(needle), "{needle} not in {metrics}");
+    }
 
     // B restarts empty and resyncs from A.
     drop(b);

@@ -35,7 +35,62 @@ pub fn metrics(view: &View) -> String {
     server_counters(&mut e, &backends);
     server_gauges(&mut e, &backends);
     auth(&mut e, &view.stats.auth);
+    peers(&mut e, &view.stats.peers);
     e.finish()
+}
+
+/// Each remote peer of the peers sections (stick tables shared over HAProxy's protocol).
+fn peers(e: &mut Exposition, peers: &[tern_proxy::PeerSnapshot]) {
+    if peers.is_empty() {
+        return;
+    }
+    let name = "tern_peer_connected";
+    e.family(
+        name,
+        Type::Gauge,
+        "1 when a session with the remote peer is up.",
+    );
+    for p in peers {
+        let labels = [("peers", p.section.as_str()), ("peer", p.peer.as_str())];
+        e.sample(name, &labels, u64::from(p.connected));
+    }
+    let counters: [(&str, &str, fn(&tern_proxy::PeerSnapshot) -> u64); 3] = [
+        (
+            "tern_peer_updates_sent_total",
+            "Stick-table entry updates sent to the peer.",
+            |p| p.sent,
+        ),
+        (
+            "tern_peer_updates_received_total",
+            "Stick-table entry updates received from the peer.",
+            |p| p.received,
+        ),
+        (
+            "tern_peer_errors_total",
+            "Malformed messages from the peer, and batches of updates dropped because it fell behind.",
+            |p| p.errors,
+        ),
+    ];
+    for (name, help, value) in counters {
+        e.family(name, Type::Counter, help);
+        for p in peers {
+            let labels = [("peers", p.section.as_str()), ("peer", p.peer.as_str())];
+            e.sample(name, &labels, value(p));
+        }
+    }
+    let name = "tern_peers_refused_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Connections refused on a peers section's port before a session (not a peer's hello, unknown peer).",
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for p in peers {
+        if !seen.contains(&p.section.as_str()) {
+            seen.push(&p.section);
+            e.sample(name, &[("peers", p.section.as_str())], p.refused);
+        }
+    }
 }
 
 /// Basic authentication checks of `http_auth` (all workers).
