@@ -69,7 +69,9 @@ fn node_toml(local: &str, socket: &Path, terms: &[&Term], peers: &[(&str, Socket
         .collect();
     let cfg = Config::new()
         .terms(terms)
-        .global(&format!("\n[control]\nsocket = {socket:?}\nhttp = \"127.0.0.1:0\""))
+        .global(&format!(
+            "\n[control]\nsocket = {socket:?}\nhttp = \"127.0.0.1:0\""
+        ))
         .frontend(
             "http_request = [ { action = \"track-sc0\", key = \"src\", table = \"per_ip\" } ]",
         )
@@ -111,7 +113,12 @@ impl Node {
 
     /// The control API's Prometheus text.
     fn metrics(&self) -> String {
-        let line = self.tern.proc.seen.iter().find(|l| l.starts_with("control: http "));
+        let line = self
+            .tern
+            .proc
+            .seen
+            .iter()
+            .find(|l| l.starts_with("control: http "));
         let addr: SocketAddr = line
             .expect("control: http line")
             .trim_start_matches("control: http http://")

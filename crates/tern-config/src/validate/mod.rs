@@ -44,6 +44,8 @@ mod tests_client_auth;
 #[cfg(test)]
 mod tests_frontend;
 #[cfg(test)]
+mod tests_peers;
+#[cfg(test)]
 mod tests_server_keys;
 #[cfg(test)]
 mod tests_server_proto;
