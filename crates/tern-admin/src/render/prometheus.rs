@@ -39,6 +39,9 @@ pub fn metrics(view: &View) -> String {
     e.finish()
 }
 
+/// A counter of a remote peer.
+type PeerCount = fn(&tern_proxy::PeerSnapshot) -> u64;
+
 /// Each remote peer of the peers sections (stick tables shared over HAProxy's protocol).
 fn peers(e: &mut Exposition, peers: &[tern_proxy::PeerSnapshot]) {
     if peers.is_empty() {
@@ -54,7 +57,7 @@ fn peers(e: &mut Exposition, peers: &[tern_proxy::PeerSnapshot]) {
         let labels = [("peers", p.section.as_str()), ("peer", p.peer.as_str())];
         e.sample(name, &labels, u64::from(p.connected));
     }
-    let counters: [(&str, &str, fn(&tern_proxy::PeerSnapshot) -> u64); 3] = [
+    let counters: [(&str, &str, PeerCount); 3] = [
         (
             "tern_peer_updates_sent_total",
             "Stick-table entry updates sent to the peer.",

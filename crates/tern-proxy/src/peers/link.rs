@@ -232,3 +232,30 @@ async fn pump(s: Arc<Section>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossing_sessions_keep_the_one_the_first_name_started() {
+        let addr: SocketAddr = ([127, 0, 0, 1], 1).into();
+        let close = Arc::new(Notify::new());
+        // Seen from node "b", peer "a": a's session (incoming) beats b's own (outgoing).
+        let a = PeerState::new("a", addr);
+        assert!(a.claim("b", 1, true, &close));
+        assert!(a.claim("b", 2, false, &close));
+        assert!(!a.claim("b", 3, true, &close));
+        // A newer session started by the same side replaces the older.
+        assert!(a.claim("b", 4, false, &close));
+        a.release(2);
+        assert!(!a.is_free());
+        a.release(4);
+        assert!(a.is_free());
+        // Seen from node "a", peer "b": a's own session wins.
+        let b = PeerState::new("b", addr);
+        assert!(b.claim("a", 5, true, &close));
+        assert!(!b.claim("a", 6, false, &close));
+        assert_eq!(b.sessions.load(Ordering::Relaxed), 1);
+    }
+}
