@@ -249,7 +249,8 @@ fn a_haproxy_peer_learns_from_tern_and_teaches_it() {
     let ha_addr: SocketAddr = format!("127.0.0.1:{ha_peer}").parse().unwrap();
     let fleet = [("tern", tern_addr), ("haproxy", ha_addr)];
     let node = start_node("tern", &[&s1, &s2], &fleet);
-    // Made on tern before HAProxy runs: HAProxy gets it by the resync it asks for at start.
+    // Made on tern before HAProxy runs: HAProxy gets it when their session starts (tern sends
+    // every entry then, and answers the resync HAProxy asks for at start).
     assert_eq!(served_by("127.0.0.7", node.tern.addr()), "s1");
     let dir = temp_dir("peers-haproxy");
     let ha_socket = dir.join("haproxy.sock");

@@ -184,6 +184,9 @@ async fn run(s: &Section, peer: usize, stream: TcpStream, rest: Vec<u8>, close: 
     for t in 0..s.tables.len() {
         st.define(t);
     }
+    // What changed while there was no session is sent again (HAProxy resends from the last
+    // update the peer acknowledged; tern keeps no history, so it sends every entry).
+    st.teach_entries();
     if !p.resync_asked.swap(true, Ordering::AcqRel) {
         encode(&Message::Control(Control::ResyncRequest), &mut st.out);
     }
@@ -206,7 +209,8 @@ async fn run(s: &Section, peer: usize, stream: TcpStream, rest: Vec<u8>, close: 
             r = rd.read(&mut chunk) => match r {
                 Ok(0) => break "closed by the peer".to_owned(),
                 Ok(n) => {
-                    if buf.len() + n > tern_peers::MAX_PAYLOAD + 16 {
+                    // At most one partial message is kept between reads.
+                    if buf.len() + n > tern_peers::MAX_PAYLOAD + 16 + chunk.len() {
                         p.errors.fetch_add(1, Ordering::Relaxed);
                         break "message larger than the limit".to_owned();
                     }
@@ -219,8 +223,9 @@ async fn run(s: &Section, peer: usize, stream: TcpStream, rest: Vec<u8>, close: 
             b = updates.recv() => match b {
                 Ok(batch) => st.send_batch(&batch),
                 Err(RecvError::Lagged(n)) => {
-                    warn!(peers = %s.cfg.name, peer = %p.name, batches = n, "peers: the peer fell behind, updates dropped");
+                    warn!(peers = %s.cfg.name, peer = %p.name, batches = n, "peers: the peer fell behind, sending every entry again");
                     p.errors.fetch_add(1, Ordering::Relaxed);
+                    st.teach_entries();
                 }
                 Err(RecvError::Closed) => break "stopping".to_owned(),
             },
@@ -274,8 +279,8 @@ impl Session<'_> {
         }
     }
 
-    /// Every entry of every table, then "resync finished".
-    fn teach_all(&mut self) {
+    /// Every entry of every table.
+    fn teach_entries(&mut self) {
         let now = now();
         for t in 0..self.s.tables.len() {
             let shared: &Shared = &self.s.tables[t];
@@ -283,6 +288,11 @@ impl Session<'_> {
                 self.send_update(t, u);
             }
         }
+    }
+
+    /// A full resync: every entry, then "resync finished".
+    fn teach_all(&mut self) {
+        self.teach_entries();
         encode(&Message::Control(Control::ResyncFinished), &mut self.out);
     }
 
