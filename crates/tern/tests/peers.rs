@@ -1,7 +1,8 @@
 //! Stick tables shared over HAProxy's peers protocol, through the real binary: two tern nodes
 //! on loopback share a source-stickiness entry (honoured by the other node within 1 s) and a
 //! counter table; garbage on the peer port is refused and counted, a malformed message from a
-//! peer is counted and ends its session; a restarted node resyncs from its peer; a real
+//! peer is counted and ends its session; a restarted node resyncs from its peer; a reload
+//! keeps the tables and an upgraded process learns them back from its peer; a real
 //! HAProxy 2.6 peer learns tern's entries and teaches its own; `tern convert` and `tern check`
 //! of peers sections.
 
@@ -325,7 +326,7 @@ fn a_haproxy_peer_learns_from_tern_and_teaches_it() {
 }
 
 #[test]
-fn a_reload_keeps_the_tables_and_the_peers() {
+fn a_reload_keeps_the_tables_and_an_upgrade_learns_them_back() {
     let (s1, s2) = (Term::start("s1"), Term::start("s2"));
     let a_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let b_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -357,6 +358,23 @@ fn a_reload_keeps_the_tables_and_the_peers() {
         b.entry("127.0.0.10")
     );
     assert_eq!(served_by("127.0.0.10", b.tern.addr()), "s1");
+
+    // An upgrade: the new process starts empty, listens once the old one let the port go, and
+    // learns the entries back from B.
+    let old = a.tern.proc.pid();
+    a.tern.proc.signal("USR2");
+    let line = a.tern.proc.wait_line("upgraded:");
+    let new: i32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let learnt = within(WAIT, || {
+        a.entry("127.0.0.10").contains("http_req_cnt=2")
+            && a.entry("127.0.0.9").contains("http_req_cnt=2")
+    });
+    assert!(learnt, "{}", ctl(&a.socket, "show table per_ip"));
+    assert_ne!(new, i32::try_from(old).unwrap());
+    assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
+    let new = nix::unistd::Pid::from_raw(new);
+    nix::sys::signal::kill(new, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(within(WAIT, || nix::sys::signal::kill(new, None).is_err()));
 }
 
 #[test]
