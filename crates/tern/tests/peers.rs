@@ -158,8 +158,10 @@ fn two_tern_nodes_share_stickiness_and_counters() {
     assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
     // B learns both tables' entries within 1 s.
     let learnt = within(Duration::from_secs(1), || {
-        b.entry("127.0.0.9")
-            .contains("key=127.0.0.9 http_req_cnt=1")
+        ctl(&b.socket, "show table app key 127.0.0.9")
+            .contains("key=127.0.0.9 server_id=2 server_key=s2")
+            && b.entry("127.0.0.9")
+                .contains("key=127.0.0.9 http_req_cnt=1")
     });
     assert!(
         learnt,
@@ -227,6 +229,15 @@ fn two_tern_nodes_share_stickiness_and_counters() {
         b.entry("127.0.0.9")
     );
     assert_eq!(served_by("127.0.0.9", b.tern.addr()), "s2");
+    let tables = ctl(&b.socket, "show table");
+    assert!(
+        tables.contains("# table: app, type: ip, size: 1024, used: 2"),
+        "{tables}"
+    );
+    assert!(
+        tables.contains("# table: per_ip, type: ip, size: 1024, used: 2"),
+        "{tables}"
+    );
 }
 
 /// `cmd` on HAProxy's runtime socket; its answer.
@@ -290,6 +301,11 @@ fn a_haproxy_peer_learns_from_tern_and_teaches_it() {
             .contains("key=127.0.0.9 http_req_cnt=1")),
         "{}",
         node.entry("127.0.0.9")
+    );
+    let app = ctl(&node.socket, "show table app key 127.0.0.9");
+    assert!(
+        app.contains("key=127.0.0.9 server_id=2 server_key=s2"),
+        "{app}"
     );
     for _ in 0..3 {
         assert_eq!(served_by("127.0.0.9", node.tern.addr()), "s2");

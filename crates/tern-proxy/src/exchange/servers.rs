@@ -494,6 +494,39 @@ impl BackendState {
         t.peek(&client, now).copied()
     }
 
+    /// `show table NAME [key K]` for this backend's stickiness table (named like the backend,
+    /// as in HAProxy): a header line, then `key=IP server_id=N server_key=NAME` per entry (at
+    /// most `limit`), least recently used first; `None` without stickiness.
+    pub(crate) fn show_stick(
+        &self,
+        backend: &Backend,
+        only: Option<IpAddr>,
+        limit: usize,
+        now: Nanos,
+    ) -> Option<String> {
+        let mut t = self
+            .stick
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        t.purge(now);
+        let mut out = format!(
+            "# table: {}, type: ip, size: {}, used: {}",
+            backend.name,
+            t.size(),
+            t.len()
+        );
+        let entries = t.iter(now).filter(|(k, _)| only.is_none_or(|o| o == **k));
+        for (ip, server) in entries.take(limit) {
+            let name = backend.servers.get(*server).map_or("", |s| s.name.as_str());
+            out.push_str(&format!(
+                "\nkey={ip} server_id={} server_key={name}",
+                server + 1
+            ));
+        }
+        Some(out)
+    }
+
     /// Every live stickiness entry (at most `limit`), least recently used first.
     pub(crate) fn stick_entries(&self, now: Nanos, limit: usize) -> Vec<(IpAddr, ServerId)> {
         let Some(table) = &self.stick else {
