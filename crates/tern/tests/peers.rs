@@ -381,6 +381,7 @@ fn a_reload_keeps_the_tables_and_an_upgrade_learns_them_back() {
     a.tern.proc.signal("USR2");
     let line = a.tern.proc.wait_line("upgraded:");
     let new: i32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let mut stray = Stray(Some(nix::unistd::Pid::from_raw(new)));
     let learnt = within(WAIT, || {
         a.entry("127.0.0.10").contains("http_req_cnt=2")
             && a.entry("127.0.0.9").contains("http_req_cnt=2")
@@ -388,9 +389,28 @@ fn a_reload_keeps_the_tables_and_an_upgrade_learns_them_back() {
     assert!(learnt, "{}", ctl(&a.socket, "show table per_ip"));
     assert_ne!(new, i32::try_from(old).unwrap());
     assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
-    let new = nix::unistd::Pid::from_raw(new);
-    nix::sys::signal::kill(new, nix::sys::signal::Signal::SIGTERM).unwrap();
-    assert!(within(WAIT, || nix::sys::signal::kill(new, None).is_err()));
+    stray.stop();
+}
+
+/// A process the test did not start (the one an upgrade started): stopped when the test ends,
+/// passed or not.
+struct Stray(Option<nix::unistd::Pid>);
+
+impl Stray {
+    fn stop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            assert!(within(WAIT, || nix::sys::signal::kill(pid, None).is_err()));
+        }
+    }
+}
+
+impl Drop for Stray {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
 }
 
 #[test]

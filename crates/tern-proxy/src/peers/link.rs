@@ -13,6 +13,9 @@ use tracing::{info, warn};
 use super::{image, session, Section, PUMP_EVERY};
 use crate::exchange::servers::now;
 
+/// Accepted connections that may wait for their hello at once.
+const MAX_HANDSHAKES: usize = 64;
+
 /// The longest wait between two connection attempts to a peer.
 const MAX_BACKOFF: Duration = Duration::from_secs(3);
 
@@ -184,10 +187,17 @@ async fn listen(s: Arc<Section>) {
         }
     };
     info!(peers = %s.cfg.name, bind = %s.cfg.bind, local = %s.cfg.local, "peers: listening");
+    let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
     loop {
         match listener.accept().await {
             Ok((stream, from)) => {
-                tokio::spawn(session::accepted(Arc::clone(&s), stream, from));
+                // Connections not yet past their hello are bounded: more are closed at once.
+                let Some(permit) = Arc::clone(&handshakes).try_acquire_owned().ok() else {
+                    s.refused.fetch_add(1, Ordering::Relaxed);
+                    warn!(peers = %s.cfg.name, from = %from, "peers: refused a connection: {MAX_HANDSHAKES} hellos pending");
+                    continue;
+                };
+                tokio::spawn(session::accepted(Arc::clone(&s), stream, from, permit));
             }
             Err(e) => {
                 warn!(peers = %s.cfg.name, error = %e, "peers: accept failed");

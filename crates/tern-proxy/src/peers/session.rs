@@ -80,7 +80,12 @@ pub(super) async fn connected(s: Arc<Section>, i: usize, mut stream: TcpStream) 
 }
 
 /// A peer connected to this node: read its hello, answer, then the session.
-pub(super) async fn accepted(s: Arc<Section>, mut stream: TcpStream, from: SocketAddr) {
+pub(super) async fn accepted(
+    s: Arc<Section>,
+    mut stream: TcpStream,
+    from: SocketAddr,
+    handshake: tokio::sync::OwnedSemaphorePermit,
+) {
     let hello = async {
         let mut buf = Vec::new();
         loop {
@@ -116,6 +121,7 @@ pub(super) async fn accepted(s: Arc<Section>, mut stream: TcpStream, from: Socke
         }
         Err(_) => return refuse("no hello within 5s"),
     };
+    drop(handshake);
     let answer = if hello.remote != s.cfg.local {
         refuse(&format!(
             "the hello is for peer '{}', this node is '{}'",
