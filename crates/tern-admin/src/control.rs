@@ -98,6 +98,10 @@ pub trait Control: Send + Sync + 'static {
     fn show_table(&self, _name: Option<&str>, _key: Option<&str>) -> Result<String, ControlError> {
         Err(ControlError::Invalid("no counter tables".to_owned()))
     }
+    /// `show peers`: the peers sections and the state of each remote peer (text).
+    fn show_peers(&self) -> String {
+        "# no table is shared with peers\n".to_owned()
+    }
     /// `clear table NAME [key K]`: forgets a table's entries, or one.
     fn clear_table(&self, _name: &str, _key: Option<&str>) -> Result<String, ControlError> {
         Err(ControlError::Invalid("no counter tables".to_owned()))

@@ -97,6 +97,17 @@ impl<K: Hash + Eq + Clone, V> StickTable<K, V> {
         self.get_mut(key, now).map(|v| *v)
     }
 
+    /// The value of `key`, if it has a live entry, without using it (no refresh): what a
+    /// replica of the table (HAProxy's peers) is sent.
+    pub fn peek<Q>(&self, key: &Q, now: Nanos) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let e = self.entry(*self.map.get(key)?)?;
+        (!self.expired(e, now)).then_some(&e.value)
+    }
+
     /// The value of `key` to change in place, if it has a live entry; the use refreshes it.
     pub fn get_mut<Q>(&mut self, key: &Q, now: Nanos) -> Option<&mut V>
     where

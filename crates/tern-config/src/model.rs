@@ -22,6 +22,7 @@ mod counters;
 mod error_pages;
 mod http_rules;
 mod mode;
+mod peers;
 mod proxy_v2;
 mod request_log;
 mod resolvers;
@@ -51,6 +52,7 @@ pub use http_rules::{
     DENY_STATUSES, REDIRECT_CODES,
 };
 pub use mode::ProxyMode;
+pub use peers::{Peer, PeersSection};
 pub use proxy_v2::{ProxyV2, ProxyV2Tlv};
 pub use request_log::{
     Capture, LogFlags, LogPiece, LogTemplate, LogVar, RequestLog, CAPTURES_MAX, CAPTURE_MAX,
@@ -82,6 +84,8 @@ pub struct Config {
     pub tables: Vec<CounterTable>,
     /// DNS resolvers for servers found by name (`[[resolvers]]`).
     pub resolvers: Vec<Resolvers>,
+    /// Peers sections (`[[peers]]`): the nodes stick tables are shared with.
+    pub peers: Vec<PeersSection>,
 }
 
 impl Config {
@@ -407,6 +411,8 @@ pub struct Stickiness {
     pub size: usize,
     /// An entry not used for this long is forgotten.
     pub expire: Duration,
+    /// The peers section (index in `Config::peers`) the entries are shared with.
+    pub peers: Option<usize>,
 }
 
 /// Passive health checking (`observe = { on, error_limit, on_error }`), like HAProxy's

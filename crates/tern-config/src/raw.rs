@@ -27,6 +27,7 @@ mod condition;
 mod control;
 mod counters;
 mod http_rules;
+mod peers;
 mod resolvers;
 mod tcp_request;
 mod userlist;
@@ -39,6 +40,7 @@ pub(crate) use condition::{RawAclDef, RawAcls, RawRoute};
 pub(crate) use control::{RawControl, RawMode};
 pub(crate) use counters::RawTable;
 pub(crate) use http_rules::{RawErrorPage, RawErrorPages, RawHttpRule};
+pub(crate) use peers::RawPeers;
 pub(crate) use resolvers::{RawCount, RawResolvers};
 pub(crate) use tcp_request::{RawConnectionRule, RawTcpRequest, RawTcpRule};
 pub(crate) use userlist::{RawUser, RawUserlist};
@@ -62,6 +64,7 @@ pub(crate) struct RawConfig {
     pub table: Vec<RawTable>,
     #[serde(default)]
     pub resolvers: Vec<RawResolvers>,
+    pub peers: Vec<RawPeers>,
 }
 
 /// `[global]`.

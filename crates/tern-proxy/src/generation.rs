@@ -53,6 +53,8 @@ pub struct ProxyHandle {
     shared: Arc<Shared>,
     /// A duplicate of every listening socket, to hand to the next generation.
     sockets: Vec<InheritedBind>,
+    /// The sessions with the peers stick tables are shared with, if any (`peers.rs`).
+    peers: Option<crate::peers::Runtime>,
 }
 
 impl ProxyHandle {
@@ -116,11 +118,64 @@ impl ProxyHandle {
         self.workers.iter().all(JoinHandle::is_finished)
             && self.checker.as_ref().is_none_or(JoinHandle::is_finished)
             && self.resolver.as_ref().is_none_or(JoinHandle::is_finished)
+            && self
+                .peers
+                .as_ref()
+                .is_none_or(crate::peers::Runtime::is_finished)
     }
 
-    /// `show table [NAME [key K]]`: the counter tables, or one table's entries (text).
+    /// `show table [NAME [key K]]`: the counter tables and the backends' stickiness tables
+    /// (named like their backend), or one table's entries (text).
     pub fn show_table(&self, name: Option<&str>, key: Option<&str>) -> Result<String, String> {
-        self.shared.tables.show(name, key)
+        let config = self.config();
+        let now = crate::exchange::servers::now();
+        let stick = |be: &tern_config::Backend, only: Option<std::net::IpAddr>, limit| {
+            let i = config.backend_index(&be.name)?;
+            self.shared.states.get(i)?.show_stick(be, only, limit, now)
+        };
+        let Some(name) = name else {
+            let mut lines = vec![self.shared.tables.show(None, None)?];
+            // Headers only.
+            lines.extend(config.backends.iter().filter_map(|be| stick(be, None, 0)));
+            lines.retain(|l| !l.is_empty());
+            return Ok(lines.join("\n"));
+        };
+        let backend = config
+            .backends
+            .iter()
+            .find(|b| b.name == name && b.stick.is_some());
+        match backend {
+            Some(be) if config.table_index(name).is_none() => {
+                let only = key
+                    .map(|k| k.parse::<std::net::IpAddr>().map(|ip| ip.to_canonical()))
+                    .transpose()
+                    .map_err(|_| {
+                        format!(
+                            "'{}' is not a key of table '{name}'",
+                            key.unwrap_or_default()
+                        )
+                    })?;
+                stick(be, only, crate::track::table::SHOW_LIMIT)
+                    .ok_or_else(|| format!("no table named '{name}'"))
+            }
+            _ => self.shared.tables.show(Some(name), key),
+        }
+    }
+
+    /// `show peers`: each peers section and the state of its remote peers (text).
+    pub fn show_peers(&self) -> String {
+        self.peers.as_ref().map_or_else(
+            || "# no table is shared with peers\n".to_owned(),
+            |p| p.show(),
+        )
+    }
+
+    /// Each remote peer's counters (none without shared tables).
+    pub fn peer_counters(&self) -> Vec<crate::stats::PeerSnapshot> {
+        self.peers
+            .as_ref()
+            .map(|p| p.counters())
+            .unwrap_or_default()
     }
 
     /// `clear table NAME [key K]`: forgets a table's entries, or one.
@@ -162,11 +217,19 @@ impl ProxyHandle {
             listeners,
             servers: handover::servers_of(self.config(), &self.shared.states),
             sessions: handover::sessions_of(self.config(), &self.reloader.current()),
+            tables: Some(handover::TablesCarry::of(
+                self.config(),
+                &self.shared.tables,
+                &self.shared.states,
+            )),
         })
     }
 
     /// Waits for every worker to finish (after [`ProxyHandle::shutdown`]).
-    pub fn join(self) {
+    pub fn join(mut self) {
+        if let Some(p) = &mut self.peers {
+            p.join();
+        }
         for w in self.workers {
             let _ = w.join();
         }

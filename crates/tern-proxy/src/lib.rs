@@ -51,6 +51,8 @@ pub mod stats;
 mod tcp;
 // Inactivity timers, armed only when an operation waits.
 mod timer;
+// Stick tables shared with other nodes over HAProxy's peers protocol.
+mod peers;
 // Stick-table counters: tracked entries, rates, the shared tables.
 mod track;
 // A byte tunnel between a client and a server stream (after a `101`), protocol-neutral.
@@ -64,7 +66,7 @@ pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
 /// A request to an HTTP/2 server served in memory, for the fuzz targets only.
 #[doc(hidden)]
 pub use exchange::h2::fuzz as h2_upstream_fuzz;
-pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry};
+pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry, TablesCarry};
 pub use generation::operate::OperateError;
 pub use generation::start::{servers_tls, start, start_with, ServerTlsError, Snapshot, StartError};
 pub use generation::{BoundBind, ProxyHandle};
@@ -75,7 +77,7 @@ pub use health::probe::fuzz as health_fuzz;
 #[doc(hidden)]
 pub use http2::fuzz as http2_fuzz;
 pub use resolve::ResolverSnapshot;
-pub use stats::{AdminState, Stats, StatsSnapshot};
+pub use stats::{AdminState, PeerSnapshot, Stats, StatsSnapshot};
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::ossl::{openssl_binds, OpensslBinds, OsslBind};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};

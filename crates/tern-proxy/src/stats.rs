@@ -271,6 +271,24 @@ pub struct StatsSnapshot {
     pub auth: tern_auth::AuthCounts,
     /// DNS resolutions per `[[resolvers]]`, in configuration order.
     pub resolvers: Vec<crate::ResolverSnapshot>,
+    /// Each remote peer of the current generation's peers sections (`peers.rs`).
+    pub peers: Vec<PeerSnapshot>,
+}
+
+/// The counters of one remote peer (stick tables shared over the peers protocol).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerSnapshot {
+    /// The `[[peers]]` section and the peer's name.
+    pub section: String,
+    pub peer: String,
+    pub connected: bool,
+    /// Entry updates sent to and received from the peer.
+    pub sent: u64,
+    pub received: u64,
+    /// Malformed messages and updates dropped for a peer that fell behind.
+    pub errors: u64,
+    /// Connections refused on the section's port before a session (bad hello, garbage).
+    pub refused: u64,
 }
 
 /// A server's state (not a counter).

@@ -359,6 +359,7 @@ impl Inner {
     /// The current counters plus those of older generations.
     fn merged(&self) -> StatsSnapshot {
         let mut snap = self.current.stats().snapshot();
+        snap.peers = self.current.peer_counters();
         if let Some(old) = &self.old {
             snap.absorb(&self.config, &old.handle.stats().snapshot(), &old.config);
         }
@@ -475,6 +476,10 @@ impl Control for Generations {
             .current
             .show_table(name, key)
             .map_err(ControlError::Invalid)
+    }
+
+    fn show_peers(&self) -> String {
+        self.lock().current.show_peers()
     }
 
     fn clear_table(&self, name: &str, key: Option<&str>) -> Result<String, ControlError> {

@@ -227,6 +227,7 @@ impl Incoming {
                 listeners,
                 servers,
                 sessions: Vec::new(),
+                tables: None,
             }),
             control_http,
         }))

@@ -93,6 +93,8 @@ pub enum Command {
         name: Option<String>,
         key: Option<String>,
     },
+    /// The peers stick tables are shared with, and the state of each.
+    ShowPeers,
     /// Forget a table's entries, or one.
     ClearTable {
         name: String,
@@ -115,6 +117,7 @@ impl Command {
                 | Self::ShowTls
                 | Self::ShowProfiling
                 | Self::ShowTable { .. }
+                | Self::ShowPeers
         )
     }
 }
@@ -167,6 +170,7 @@ impl fmt::Display for Command {
                 }
                 Ok(())
             }
+            Self::ShowPeers => f.write_str("show peers"),
             Self::ClearTable { name, key } => {
                 write!(f, "clear table {name}")?;
                 if let Some(key) = key {
@@ -252,6 +256,12 @@ pub const SYNTAX: &[Syntax] = &[
             let (name, key) = table_args(args, false)?;
             Ok(Command::ShowTable { name, key })
         },
+    },
+    Syntax {
+        words: &["show", "peers"],
+        args: "",
+        summary: "peers sections: each remote peer's session, heartbeat, updates and errors",
+        parse: |args| no_args(args, Command::ShowPeers),
     },
     Syntax {
         words: &["enable", "server"],

@@ -212,6 +212,14 @@ pub fn execute(ctx: &Context, command: &Command, format: Format) -> Result<Outpu
                 Output::Text(text)
             })
         }
+        Command::ShowPeers => {
+            let text = control.show_peers();
+            Ok(if json {
+                Output::Json(json!({ "peers": text }))
+            } else {
+                Output::Text(text)
+            })
+        }
         Command::ClearTable { name, key } => done(control.clear_table(name, key.as_deref())?),
         Command::Reload => done(control.reload()?),
         Command::Upgrade => done(control.upgrade()?),

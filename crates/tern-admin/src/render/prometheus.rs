@@ -36,6 +36,7 @@ pub fn metrics(view: &View) -> String {
     server_gauges(&mut e, &backends);
     auth(&mut e, &view.stats.auth);
     resolvers(&mut e, &view.stats.resolvers);
+    peers(&mut e, &view.stats.peers);
     e.finish()
 }
 
@@ -90,6 +91,63 @@ fn resolvers(e: &mut Exposition, sections: &[tern_proxy::ResolverSnapshot]) {
         e.family(name, Type::Counter, help);
         for r in sections {
             e.sample(name, &[("resolvers", r.name.as_str())], get(r));
+        }
+    }
+}
+
+/// A counter of a remote peer.
+type PeerCount = fn(&tern_proxy::PeerSnapshot) -> u64;
+
+/// Each remote peer of the peers sections (stick tables shared over HAProxy's protocol).
+fn peers(e: &mut Exposition, peers: &[tern_proxy::PeerSnapshot]) {
+    if peers.is_empty() {
+        return;
+    }
+    let name = "tern_peer_connected";
+    e.family(
+        name,
+        Type::Gauge,
+        "1 when a session with the remote peer is up.",
+    );
+    for p in peers {
+        let labels = [("peers", p.section.as_str()), ("peer", p.peer.as_str())];
+        e.sample(name, &labels, u64::from(p.connected));
+    }
+    let counters: [(&str, &str, PeerCount); 3] = [
+        (
+            "tern_peer_updates_sent_total",
+            "Stick-table entry updates sent to the peer.",
+            |p| p.sent,
+        ),
+        (
+            "tern_peer_updates_received_total",
+            "Stick-table entry updates received from the peer.",
+            |p| p.received,
+        ),
+        (
+            "tern_peer_errors_total",
+            "Malformed messages from the peer, and batches of updates dropped because it fell behind.",
+            |p| p.errors,
+        ),
+    ];
+    for (name, help, value) in counters {
+        e.family(name, Type::Counter, help);
+        for p in peers {
+            let labels = [("peers", p.section.as_str()), ("peer", p.peer.as_str())];
+            e.sample(name, &labels, value(p));
+        }
+    }
+    let name = "tern_peers_refused_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Connections refused on a peers section's port before a session (not a peer's hello, unknown peer).",
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for p in peers {
+        if !seen.contains(&p.section.as_str()) {
+            seen.push(&p.section);
+            e.sample(name, &[("peers", p.section.as_str())], p.refused);
         }
     }
 }

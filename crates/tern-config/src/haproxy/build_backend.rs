@@ -243,6 +243,7 @@ fn stick(c: &ProxyCfg, t: &mut Table, context: &str, diag: &mut Diag) {
                 super::timeouts::TERN_MAX_MS
             });
             s.set("expire", string(&duration(expire)));
+            s.set_opt("peers", table.v.peers.as_deref().map(string));
             t.set("stick", s.text(), on.line);
         }
         (Some(on), None) => diag.error(

@@ -26,5 +26,8 @@ pub(crate) fn table(p: &Proxy) -> Option<Table> {
     t.set("expire", string(&duration(expire)), line.line);
     let store: Vec<String> = st.store.iter().map(|s| string(s)).collect();
     t.set("store", format!("[{}]", store.join(", ")), line.line);
+    if let Some(peers) = &st.peers {
+        t.set("peers", string(peers), line.line);
+    }
     Some(t)
 }

@@ -75,7 +75,7 @@ impl Table {
     fn is_array(&self) -> bool {
         matches!(
             self.kind,
-            "frontend" | "backend" | "userlist" | "table" | "resolvers"
+            "frontend" | "backend" | "userlist" | "table" | "resolvers" | "peers"
         )
     }
 }

@@ -97,7 +97,6 @@ const UNSUPPORTED: &[&str] = &[
     "unsetenv",
     "server-state-file",
     "server-state-base",
-    "localpeer",
     "h1-case-adjust",
     "h1-case-adjust-file",
     "ssl-engine",
@@ -241,6 +240,10 @@ pub(crate) fn apply(line: &Line, g: &mut GlobalCfg, diag: &mut Diag) {
             }
         }
         "stats" => stats(args, no, g, diag),
+        // Read with the peers sections (`peers.rs`).
+        "localpeer" => {
+            one(diag);
+        }
         _ => {
             if let Some(reason) = no_effect_reason(keyword) {
                 diag.no_effect(no, CONTEXT, keyword, reason);

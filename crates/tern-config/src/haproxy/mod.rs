@@ -41,6 +41,7 @@ mod global;
 mod lexer;
 mod logging;
 mod options;
+mod peers;
 mod persist;
 mod proxy;
 mod resolvers;
@@ -215,6 +216,7 @@ pub(crate) fn convert_with_env(
     let mut tables = build::build(&global, &proxies, &mut diag);
     tables.extend(userlist::userlist_sections(text, env, &mut diag));
     tables.extend(resolvers::resolvers_sections(text, env, &mut diag));
+    tables.extend(peers::peers_sections(text, env, &mut diag));
     if !diag.errors.is_empty() {
         let mut errors = diag.errors;
         errors.sort_by_key(|e| e.line);

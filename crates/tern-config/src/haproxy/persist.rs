@@ -130,6 +130,7 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
         size: 0,
         expire: None,
         store: Vec::new(),
+        peers: None,
     };
     let mut i = 0;
     while i < words.len() {
@@ -176,7 +177,8 @@ pub(crate) fn stick_table(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
                     .filter(|s| !s.is_empty())
                     .map(str::to_owned),
             ),
-            option @ ("peers" | "srvkey" | "write-to" | "recv-only") => {
+            "peers" => table.peers = Some(value.clone()),
+            option @ ("srvkey" | "write-to" | "recv-only") => {
                 cx.unsupported(line.no, &format!("stick-table ... {option}"));
             }
             other => {

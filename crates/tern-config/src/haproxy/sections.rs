@@ -1,8 +1,8 @@
 //! The file's sections: `global`, `defaults`, `frontend`, `backend`, `listen`.
 //!
 //! A section starts at a line whose first word is a section keyword and runs to the next one;
-//! indentation means nothing. Sections tern has no equivalent for (`peers`,
-//! `mailers`, ...) are one error at their header, and their lines are skipped rather than
+//! indentation means nothing. Sections tern has no equivalent for
+//! (`mailers`, `program`, ...) are one error at their header, and their lines are skipped rather than
 //! reported one by one.
 //!
 //! Defaults follow HAProxy (doc/configuration.txt §4): a proxy takes its initial settings from
@@ -58,7 +58,6 @@ impl Kind {
 
 /// HAProxy sections tern has no equivalent for.
 const UNSUPPORTED_SECTIONS: &[&str] = &[
-    "peers",
     "mailers",
     "program",
     "ring",
@@ -71,9 +70,9 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "dynamic-update",
 ];
 
-/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`, `resolvers.rs`),
-/// skipped here.
-const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist", "resolvers"];
+/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`, `resolvers.rs`,
+/// `peers.rs`), skipped here.
+const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist", "resolvers", "peers"];
 
 /// Whether `word` starts a HAProxy section (used to recognise a HAProxy file by its content).
 pub(crate) fn is_section_keyword(word: &str) -> bool {
@@ -304,11 +303,11 @@ mod tests {
     #[test]
     fn unsupported_sections_are_one_error_and_their_lines_skipped() {
         let (sections, diag) =
-            parse("peers mesh\n  peer a 127.0.0.1:1024\nbackend be\n  retries 2\n");
+            parse("mailers mesh\n  mailer a 127.0.0.1:1024\nbackend be\n  retries 2\n");
         assert_eq!(diag.errors.len(), 1);
         assert_eq!(
             diag.errors[0].to_string(),
-            "h.cfg:1: section 'peers' is not supported yet"
+            "h.cfg:1: section 'mailers' is not supported yet"
         );
         assert_eq!(sections.len(), 1);
         assert_eq!(sections[0].lines.len(), 1);

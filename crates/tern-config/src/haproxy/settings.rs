@@ -87,6 +87,8 @@ pub(crate) struct StickTableLine {
     /// The `store` items, one counter each (`http_req_rate(10s)`); empty for a table of
     /// source stickiness only.
     pub store: Vec<String>,
+    /// `peers NAME`: the peers section the entries are shared with.
+    pub peers: Option<String>,
 }
 
 /// `stats ...` in a proxy.

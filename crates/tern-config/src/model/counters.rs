@@ -24,6 +24,8 @@ pub struct CounterTable {
     pub expire: Duration,
     /// What each entry counts.
     pub store: Store,
+    /// The peers section (index in `Config::peers`) the entries are shared with.
+    pub peers: Option<usize>,
 }
 
 /// The type of a table's keys (`type ip|ipv6|string|integer`).

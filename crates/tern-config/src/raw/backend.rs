@@ -100,6 +100,8 @@ pub(crate) struct RawStick {
     pub on: Option<String>,
     pub size: Option<i64>,
     pub expire: Option<RawDuration>,
+    /// The `[[peers]]` section the table's entries are shared with.
+    pub peers: Option<String>,
 }
 
 /// `backend.observe`.

@@ -15,4 +15,6 @@ pub(crate) struct RawTable {
     pub size: Option<RawSize>,
     pub expire: Option<RawDuration>,
     pub store: Option<Vec<String>>,
+    /// The `[[peers]]` section the table's entries are shared with.
+    pub peers: Option<String>,
 }

@@ -86,12 +86,14 @@ impl Checker<'_> {
                 "missing key `store`: the counters to keep, e.g. [\"http_req_rate(10s)\"]",
             );
         }
+        let peers = self.peers_ref(&at.key("peers"), raw.peers.as_deref());
         CounterTable {
             name,
             key,
             size,
             expire,
             store,
+            peers,
         }
     }
 

@@ -25,6 +25,7 @@ mod frontend;
 mod health;
 mod http_rules;
 mod mode;
+mod peers;
 mod persistence;
 mod protection;
 mod proxy_v2;
@@ -44,6 +45,8 @@ mod tests;
 mod tests_client_auth;
 #[cfg(test)]
 mod tests_frontend;
+#[cfg(test)]
+mod tests_peers;
 #[cfg(test)]
 mod tests_server_keys;
 #[cfg(test)]
@@ -87,6 +90,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
         checker.issue(&root, "at least one [[backend]] is required");
     }
     let backend_names: Vec<Option<&str>> = raw.backend.iter().map(|b| b.name.as_deref()).collect();
+    let peers = checker.peers(&raw.peers, &root.key("peers"));
     let userlists = checker.userlists(&raw.userlist);
     let resolvers = checker.resolvers_sections(&raw.resolvers);
     checker.resolver_names = resolvers.iter().map(|r| r.name.clone()).collect();
@@ -125,6 +129,7 @@ pub(crate) fn validate(raw: RawConfig, base_dir: &Path) -> Result<Config, Vec<Is
             userlists,
             tables,
             resolvers,
+            peers,
         })
     } else {
         Err(checker.issues)
@@ -138,6 +143,8 @@ struct Checker<'b> {
     binds_seen: HashMap<SocketAddr, KeyPath>,
     /// The `[[resolvers]]` names, for servers that name one.
     resolver_names: Vec<String>,
+    /// The names of the `[[peers]]` sections, for the tables that name one.
+    peers_names: Vec<String>,
 }
 
 impl<'b> Checker<'b> {
@@ -147,6 +154,7 @@ impl<'b> Checker<'b> {
             base_dir,
             binds_seen: HashMap::new(),
             resolver_names: Vec::new(),
+            peers_names: Vec::new(),
         }
     }
 

@@ -226,6 +226,7 @@ impl Checker<'_> {
                 raw.expire.as_ref(),
                 Duration::from_secs(30 * 60),
             ),
+            peers: self.peers_ref(&path.key("peers"), raw.peers.as_deref()),
         })
     }
 }

@@ -26,6 +26,7 @@ use tern_balance::{Nanos, Queue, ServerId, StickTable, Ticket};
 use tern_config::{Backend, Config, Server};
 use tokio::sync::{oneshot, Notify};
 
+use crate::peers::changes::Changes;
 use crate::stats::AdminState;
 
 /// What a queued request receives.
@@ -239,6 +240,9 @@ pub(crate) struct BackendState {
     /// Requests in the queue (so releases skip the lock when it is empty).
     queued: AtomicUsize,
     stick: Option<Mutex<StickTable<IpAddr>>>,
+    /// Client addresses whose server changed since the peers were last sent them, when the
+    /// stickiness table is shared (`stick.peers`).
+    pub(crate) stick_changes: Option<Changes<IpAddr>>,
 }
 
 impl BackendState {
@@ -252,6 +256,10 @@ impl BackendState {
             stick: backend
                 .stick
                 .map(|s| Mutex::new(StickTable::new(s.size, s.expire))),
+            stick_changes: backend
+                .stick
+                .filter(|s| s.peers.is_some())
+                .map(|s| Changes::new(s.size)),
         }
     }
 
@@ -508,12 +516,69 @@ impl BackendState {
 
     /// Remembers that `client` went to `server` (`stick`).
     pub(crate) fn stick(&self, client: IpAddr, server: ServerId, now: Nanos) {
+        self.learn_stick(client, server, now);
+        if let Some(c) = &self.stick_changes {
+            c.mark(&client);
+        }
+    }
+
+    /// [`BackendState::stick`] for an entry learnt from a peer: not sent back to the peers.
+    pub(crate) fn learn_stick(&self, client: IpAddr, server: ServerId, now: Nanos) {
         if let Some(table) = &self.stick {
             table
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .put(client, server, now);
         }
+    }
+
+    /// The server of `client`, without refreshing the entry (what the peers are sent).
+    pub(crate) fn stick_peek(&self, client: IpAddr, now: Nanos) -> Option<ServerId> {
+        let table = self.stick.as_ref()?;
+        let t = table.lock().unwrap_or_else(|e| e.into_inner());
+        t.peek(&client, now).copied()
+    }
+
+    /// `show table NAME [key K]` for this backend's stickiness table (named like the backend,
+    /// as in HAProxy): a header line, then `key=IP server_id=N server_key=NAME` per entry (at
+    /// most `limit`), least recently used first; `None` without stickiness.
+    pub(crate) fn show_stick(
+        &self,
+        backend: &Backend,
+        only: Option<IpAddr>,
+        limit: usize,
+        now: Nanos,
+    ) -> Option<String> {
+        let mut t = self
+            .stick
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        t.purge(now);
+        let mut out = format!(
+            "# table: {}, type: ip, size: {}, used: {}",
+            backend.name,
+            t.size(),
+            t.len()
+        );
+        let entries = t.iter(now).filter(|(k, _)| only.is_none_or(|o| o == **k));
+        for (ip, server) in entries.take(limit) {
+            let name = backend.servers.get(*server).map_or("", |s| s.name.as_str());
+            out.push_str(&format!(
+                "\nkey={ip} server_id={} server_key={name}",
+                server + 1
+            ));
+        }
+        Some(out)
+    }
+
+    /// Every live stickiness entry (at most `limit`), least recently used first.
+    pub(crate) fn stick_entries(&self, now: Nanos, limit: usize) -> Vec<(IpAddr, ServerId)> {
+        let Some(table) = &self.stick else {
+            return Vec::new();
+        };
+        let t = table.lock().unwrap_or_else(|e| e.into_inner());
+        t.iter(now).take(limit).map(|(k, v)| (*k, *v)).collect()
     }
 
     /// Whether this backend keeps a stickiness table.

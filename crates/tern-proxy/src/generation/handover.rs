@@ -21,11 +21,16 @@
 //!   are process-wide (tern-tls `tickets.rs`) or come from the shared key file, so sessions keep
 //!   resuming across a reload.
 
+// Stick tables carried across a reload.
+mod tables;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rustls::server::StoresServerSessions;
 use tern_config::{Config, TlsSettings};
+
+pub use tables::TablesCarry;
 
 use crate::exchange::servers::BackendState;
 use crate::stats::AdminState;
@@ -83,6 +88,8 @@ pub struct Inherit {
     pub listeners: Vec<InheritedBind>,
     pub servers: Vec<ServerCarry>,
     pub sessions: Vec<SessionCarry>,
+    /// The old generation's stick tables (a reload; `None` across an upgrade).
+    pub tables: Option<TablesCarry>,
 }
 
 impl Inherit {

@@ -129,6 +129,9 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
     handover::apply_servers(shared.config(), &shared.states, &inherit.servers);
+    if let Some(tables) = inherit.tables.take() {
+        tables.apply(shared.config(), &shared.tables, &shared.states);
+    }
     let (shutdown, shutdown_rx) = watch::channel(Mode::Run);
     let (checker_stop, checker_stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -155,6 +158,7 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         },
         shared: Arc::clone(&shared),
         sockets,
+        peers: None,
     };
     if let Err(e) = wait_ready(&ready_rx, count) {
         handle.shutdown();
@@ -194,6 +198,19 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
             return Err(StartError::Worker {
                 index: count,
                 reason: format!("health checker: {e}"),
+            });
+        }
+    }
+    let peers_stop = handle.checker_stop.subscribe();
+    match crate::peers::Runtime::start(shared.config(), &shared.states, &shared.tables, peers_stop)
+    {
+        Ok(peers) => handle.peers = peers,
+        Err(e) => {
+            handle.shutdown();
+            handle.join();
+            return Err(StartError::Worker {
+                index: count,
+                reason: format!("peers thread: {e}"),
             });
         }
     }

@@ -225,7 +225,9 @@ impl<S: ClientStream> H1Conn<S> {
         if let Some(log) = self.log.as_deref_mut() {
             log.connected();
         }
-        if !reused && !out.attempt.persisted() {
+        // Remembered whether or not the server connection came from the pool: a pooled
+        // connection may have served another client, and this one's entry is still new.
+        if !out.attempt.persisted() {
             persist::remember(state, self.peer, server);
         }
         persist::response_fields(

@@ -37,6 +37,27 @@ impl FreqCtr {
         u64::from(c.curr) + u64::try_from(prev).unwrap_or(u64::MAX)
     }
 
+    /// The counter as HAProxy's peers send it at `now`: the milliseconds since its current
+    /// period started, that period's count and the previous one's.
+    pub(crate) fn to_wire(self, now: Nanos, period: Nanos) -> (u32, u32, u32) {
+        let mut c = self;
+        if c.start == 0 && c.curr == 0 && c.prev == 0 {
+            return (0, 0, 0);
+        }
+        c.rotate(now, period);
+        let ms = now.saturating_sub(c.start) / 1_000_000;
+        (u32::try_from(ms).unwrap_or(u32::MAX), c.curr, c.prev)
+    }
+
+    /// A counter received from a peer at `now` (see [`FreqCtr::to_wire`]).
+    pub(crate) fn from_wire(now: Nanos, elapsed_ms: u32, curr: u32, prev: u32) -> FreqCtr {
+        FreqCtr {
+            start: now.saturating_sub(u64::from(elapsed_ms) * 1_000_000).max(1),
+            curr,
+            prev,
+        }
+    }
+
     /// Moves to the period holding `now`.
     fn rotate(&mut self, now: Nanos, period: Nanos) {
         let period = period.max(1);
@@ -75,6 +96,22 @@ mod tests {
         assert_eq!(f.rate(16 * S, p), 51);
         // Two periods later everything is forgotten.
         assert_eq!(f.rate(40 * S, p), 0);
+    }
+
+    #[test]
+    fn a_counter_crosses_the_wire_unchanged() {
+        let p = 10 * S;
+        let mut f = FreqCtr::default();
+        f.add(S, p, 3);
+        f.add(12 * S, p, 5);
+        // At 14 s: 3 s into the period started at 11 s, 5 now and 3 before.
+        let wire = f.to_wire(14 * S, p);
+        assert_eq!(wire, (3_000, 5, 3));
+        // Learnt by a node whose clock reads 100 s: the same rate there, then and later.
+        let g = FreqCtr::from_wire(100 * S, wire.0, wire.1, wire.2);
+        assert_eq!(g.rate(100 * S, p), f.rate(14 * S, p));
+        assert_eq!(g.rate(105 * S, p), f.rate(19 * S, p));
+        assert_eq!(FreqCtr::default().to_wire(S, p), (0, 0, 0));
     }
 
     #[test]

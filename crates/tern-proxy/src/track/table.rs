@@ -15,6 +15,7 @@ use tern_config::{Counter, CounterTable, Store, TableKey};
 
 use super::freq::FreqCtr;
 use crate::exchange::servers::now;
+use crate::peers::changes::Changes;
 
 /// The most entries `show table` lists.
 pub(crate) const SHOW_LIMIT: usize = 10_000;
@@ -59,6 +60,8 @@ pub(crate) struct Table {
     pub key: TableKey,
     pub store: Store,
     entries: Mutex<StickTable<Key, Entry>>,
+    /// Keys changed since the peers were last sent them, when the table is shared.
+    pub(crate) changes: Option<Changes<Key>>,
 }
 
 /// Every table of a generation, in configuration order.
@@ -75,9 +78,15 @@ impl Tables {
                     key: t.key,
                     store: t.store,
                     entries: Mutex::new(StickTable::new(t.size, t.expire)),
+                    changes: t.peers.map(|_| Changes::new(t.size)),
                 })
                 .collect(),
         )
+    }
+
+    /// The table named `name` with keys of type `key`.
+    pub(crate) fn named_like(&self, name: &str, key: TableKey) -> Option<&Table> {
+        self.0.iter().find(|t| t.name == name && t.key == key)
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<&Table> {
@@ -141,8 +150,36 @@ impl Table {
         now: Nanos,
         f: impl FnOnce(&mut Entry) -> R,
     ) -> Option<R> {
+        let r = self.learn(key, now, f);
+        if let Some(c) = &self.changes {
+            c.mark(key);
+        }
+        r
+    }
+
+    /// [`Table::update`] for a value learnt from a peer: not sent back to the peers.
+    pub(crate) fn learn<R>(
+        &self,
+        key: &Key,
+        now: Nanos,
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
         let mut t = self.lock();
         t.get_or_insert_with(key, now, Entry::default).map(f)
+    }
+
+    /// The value of `key`, without refreshing it.
+    pub(crate) fn peek(&self, key: &Key, now: Nanos) -> Option<Entry> {
+        self.lock().peek(key, now).copied()
+    }
+
+    /// Every live entry (at most `limit`), least recently used first.
+    pub(crate) fn entries(&self, now: Nanos, limit: usize) -> Vec<(Key, Entry)> {
+        let t = self.lock();
+        t.iter(now)
+            .take(limit)
+            .map(|(k, e)| (k.clone(), *e))
+            .collect()
     }
 
     /// Changes the entry of `key` if it exists.
@@ -152,7 +189,11 @@ impl Table {
         now: Nanos,
         f: impl FnOnce(&mut Entry) -> R,
     ) -> Option<R> {
-        self.lock().get_mut(key, now).map(f)
+        let r = self.lock().get_mut(key, now).map(f);
+        if let (Some(c), Some(_)) = (&self.changes, &r) {
+            c.mark(key);
+        }
+        r
     }
 
     /// The period of a stored rate, in nanoseconds.
@@ -256,7 +297,7 @@ impl Table {
 }
 
 impl Entry {
-    fn rate(&self, counter: Counter) -> Option<&FreqCtr> {
+    pub(crate) fn rate(&self, counter: Counter) -> Option<&FreqCtr> {
         Some(match counter {
             Counter::ConnRate => &self.conn_rate,
             Counter::HttpReqRate => &self.http_req_rate,
@@ -268,7 +309,7 @@ impl Entry {
         })
     }
 
-    fn rate_mut(&mut self, counter: Counter) -> Option<&mut FreqCtr> {
+    pub(crate) fn rate_mut(&mut self, counter: Counter) -> Option<&mut FreqCtr> {
         Some(match counter {
             Counter::ConnRate => &mut self.conn_rate,
             Counter::HttpReqRate => &mut self.http_req_rate,

@@ -19,6 +19,7 @@ fn tables(size: usize) -> Arc<Tables> {
         size,
         expire: Duration::from_secs(60),
         store,
+        peers: None,
     }]))
 }
 

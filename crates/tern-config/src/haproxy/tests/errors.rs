@@ -92,12 +92,12 @@ fn warnings_are_one_message_listing_every_keyword() {
 #[test]
 fn unknown_sections_and_defaults_references() {
     let e = errors(&format!(
-        "{HEAD}peers mesh\n  peer a 127.0.0.1:1024\nfrontend f from nope\n  bind :80\n"
+        "{HEAD}mailers mesh\n  mailer a 127.0.0.1:1024\nfrontend f from nope\n  bind :80\n"
     ));
     assert_eq!(
         e,
         [
-            "haproxy.cfg:6: section 'peers' is not supported yet",
+            "haproxy.cfg:6: section 'mailers' is not supported yet",
             "haproxy.cfg:8: frontend f: no defaults section named 'nope' before this section",
         ]
     );

@@ -177,6 +177,7 @@ fn stick_reads_its_keys_and_defaults() {
         Some(Stickiness {
             size: 100_000,
             expire: Duration::from_secs(30 * 60),
+            peers: None,
         })
     );
     assert_eq!(
@@ -184,6 +185,7 @@ fn stick_reads_its_keys_and_defaults() {
         Some(Stickiness {
             size: 10_000_000,
             expire: Duration::from_secs(3600),
+            peers: None,
         })
     );
     assert_eq!(
