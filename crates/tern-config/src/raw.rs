@@ -64,6 +64,7 @@ pub(crate) struct RawConfig {
     pub table: Vec<RawTable>,
     #[serde(default)]
     pub resolvers: Vec<RawResolvers>,
+    #[serde(default)]
     pub peers: Vec<RawPeers>,
 }
 
