@@ -452,7 +452,7 @@ fn an_http_fetch_in_a_tcp_frontends_conditions_is_named_with_why() {
     let out = check(&path);
     assert_eq!(out.code, Some(2), "{out:?}");
     let why = "use connection facts only (src, dst_port, ssl_fc, ssl_fc_sni, req.ssl_sni, \
-               req.ssl_hello_type)";
+               req.ssl_hello_type, fc_pp_tlv)";
     assert_eq!(
         lines(&out.stderr),
         vec![
