@@ -219,6 +219,12 @@ fn server_of(u: &Update, dict: &[Option<Vec<u8>>], servers: &[String]) -> Option
     }
 }
 
+/// Merges a peer's counters into this node's entry. Counts and rates keep the larger of the
+/// two (a peer's value includes what it learnt from this node, so each node converges on the
+/// fleet's total, missing only increments made on two nodes within one update interval):
+/// replacing them, as HAProxy does, lets each node overwrite the others' requests, and a rate
+/// limit spread over N nodes would let through up to N times its limit. `gpc0` is replaced,
+/// so a clear (`sc-clr-gpc0`) on one node reaches the others.
 fn set_counters(t: &Table, e: &mut Entry, u: &Update, now: Nanos) {
     for (d, v) in &u.values {
         let Some(c) = counter(*d).filter(|c| t.store.keeps(*c)) else {
@@ -226,12 +232,16 @@ fn set_counters(t: &Table, e: &mut Entry, u: &Update, now: Nanos) {
         };
         let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
         match (c, v) {
-            (Counter::ConnCnt, Value::Int(n)) => e.conn_cnt = clamp(*n),
-            (Counter::HttpReqCnt, Value::Int(n)) => e.http_req_cnt = clamp(*n),
+            (Counter::ConnCnt, Value::Int(n)) => e.conn_cnt = e.conn_cnt.max(clamp(*n)),
+            (Counter::HttpReqCnt, Value::Int(n)) => e.http_req_cnt = e.http_req_cnt.max(clamp(*n)),
             (Counter::Gpc0, Value::Int(n)) => e.gpc0 = clamp(*n),
             (rate, Value::Freq(f)) => {
+                let period = t.period(rate).unwrap_or(1);
                 if let Some(r) = e.rate_mut(rate) {
-                    *r = FreqCtr::from_wire(now, f.elapsed_ms, f.curr, f.prev);
+                    let learnt = FreqCtr::from_wire(now, f.elapsed_ms, f.curr, f.prev);
+                    if learnt.rate(now, period) >= r.rate(now, period) {
+                        *r = learnt;
+                    }
                 }
             }
             _ => {}

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{image, session, Section, PUMP_EVERY};
 use crate::exchange::servers::now;
@@ -191,6 +191,8 @@ async fn listen(s: Arc<Section>) {
     loop {
         match listener.accept().await {
             Ok((stream, from)) => {
+                // Updates are small messages each worth sending at once (see `nodelay`).
+                nodelay(&stream);
                 // Connections not yet past their hello are bounded: more are closed at once.
                 let Some(permit) = Arc::clone(&handshakes).try_acquire_owned().ok() else {
                     s.refused.fetch_add(1, Ordering::Relaxed);
@@ -218,7 +220,10 @@ async fn connect(s: Arc<Section>, i: usize) {
             continue;
         }
         let ok = match tokio::time::timeout(session::TIMEOUT, TcpStream::connect(p.address)).await {
-            Ok(Ok(stream)) => session::connected(Arc::clone(&s), i, stream).await,
+            Ok(Ok(stream)) => {
+                nodelay(&stream);
+                session::connected(Arc::clone(&s), i, stream).await
+            }
             Ok(Err(_)) | Err(_) => false,
         };
         if ok {
@@ -228,6 +233,15 @@ async fn connect(s: Arc<Section>, i: usize) {
         }
         let jitter = Duration::from_millis(now() % 50);
         tokio::time::sleep(wait + jitter).await;
+    }
+}
+
+/// Turns Nagle's algorithm off on a peer connection: an update written while the previous one
+/// is unacknowledged would otherwise wait for the peer's delayed ACK (up to 40 ms), longer
+/// than the pump's interval, and a shared rate limit would count late on the other nodes.
+fn nodelay(stream: &TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        debug!(error = %e, "peers: cannot set TCP_NODELAY");
     }
 }
 
