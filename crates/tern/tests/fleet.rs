@@ -1,26 +1,31 @@
 //! A fleet of tern nodes (issue 22): three nodes as three hosts, each in a network namespace
-//! with an address of its own, in front of three `tern term` servers on a fourth host, and a
-//! client (the test) spreading its connections across the nodes. What the nodes share without
-//! talking to each other is checked here: a TLS session made on one node resumes on every
-//! other (one `ticket_key_file` on all), an inserted persistence cookie sends a client to the
-//! same server whichever node it reaches, and one node killed mid-traffic costs only the
-//! requests sent to it. Each check prints a `fleet:` line with its figures; `bench/fleet.sh`
-//! runs this file and collects them.
+//! with an address of its own, in front of `tern term` servers on a fourth host, and a client
+//! (the test) spreading its connections across the nodes. The nodes are peers of each other
+//! (one `[[peers]]` section listing all three). Checked here: a TLS session made on one node
+//! resumes on every other (one `ticket_key_file` on all); an inserted persistence cookie sends
+//! a client to the same server whichever node it reaches; a source-stickiness entry made on
+//! one node is honoured by the others within 1 s (peers); a rate limit holds across the fleet
+//! within a bound (peers); servers found through DNS (BIND 9 on the servers' host, changed with
+//! `nsupdate`) serve through every node, and a server replaced in DNS loses no request; one
+//! node killed mid-traffic costs only the requests sent to it. Each check prints a `fleet:`
+//! line with its figures; `bench/fleet.sh` runs this file and collects them.
 //!
 //! Needs root (network namespaces): `.ci/run` runs as root; elsewhere the test says why it
-//! skipped.
+//! skipped. The DNS test also needs BIND 9 (`.ci/run` installs it).
 
 #![allow(clippy::unwrap_used)]
 
 mod support;
+use support::dns::{srv_add_at, srv_delete, Named, ZONE};
 use support::fabric::{Fabric, Host};
 use support::tls_client::s_client;
 use support::*;
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use tern_tls::KeyKind;
 
@@ -28,29 +33,47 @@ use tern_tls::KeyKind;
 /// node reads.
 const TICKET_KEY: &str = "dGVybi1mbGVldC1rZXkwMQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f";
 
-/// How long one exchange may take.
+/// How long one exchange, or the start of the peers' sessions, may take.
 const WAIT: Duration = Duration::from_secs(5);
 
 /// The servers, by name and port, on the servers' host.
 const SERVERS: [(&str, u16); 3] = [("s1", 9001), ("s2", 9002), ("s3", 9003)];
 
-/// The plain and TLS ports of every node.
+/// The plain, TLS and peers ports of every node, and the nameserver's port.
 const PLAIN: u16 = 8080;
 const TLS: u16 = 8443;
+const PEERS: u16 = 10000;
+const DNS: u16 = 5353;
+
+/// What the nodes' configuration adds to the common part.
+#[derive(Debug, Clone, Copy, Default)]
+struct Options {
+    /// Source stickiness, shared with the peers.
+    stick: bool,
+    /// A limit of requests per 10 s per client address, counted in a table shared with the
+    /// peers (429 above it).
+    rate_limit: Option<u32>,
+    /// Servers found through DNS (a template of slots from SRV records) instead of addresses.
+    dns: bool,
+}
 
 /// A fleet: the fabric, the servers' host with its `tern term`s, and the nodes.
 struct Fleet {
     nodes: Vec<Node>,
-    _terms: Vec<Proc>,
-    _servers: Host,
+    terms: Vec<Proc>,
+    servers: Host,
+    dir: PathBuf,
+    named: Option<Named>,
     // Last: the namespaces go once every process in them is gone.
-    _fabric: Fabric,
+    fabric: Fabric,
 }
 
 /// One tern node; `proc` is `None` once it was killed.
 struct Node {
     host: Host,
     proc: Option<Proc>,
+    /// Its control socket.
+    socket: PathBuf,
 }
 
 impl Node {
@@ -64,69 +87,140 @@ impl Node {
 }
 
 impl Fleet {
-    /// `nodes` tern nodes in front of [`SERVERS`], or `None` where namespaces cannot be made.
-    fn start(name: &str, nodes: u8) -> Option<Fleet> {
+    /// `nodes` tern nodes in front of [`SERVERS`], or `None` where namespaces (or, with DNS,
+    /// BIND 9) are missing.
+    fn start(name: &str, nodes: u8, options: Options) -> Option<Fleet> {
+        if options.dns && !Named::available() {
+            eprintln!("skipped: BIND 9 (named, nsupdate) is not installed");
+            return None;
+        }
         let mut fabric = Fabric::create(name)?;
         let dir = temp_dir("fleet");
         let servers = fabric.host(0);
         let terms = SERVERS
             .iter()
-            .map(|(name, port)| {
-                let listen = format!("{}:{port}", servers.addr);
-                let mut term = servers.tern(&["term", "--listen", &listen, "--name", name], &dir);
-                term.wait_line("ready:");
-                term
-            })
+            .map(|(name, port)| term(&servers, name, *port, &dir))
             .collect();
+        let named = options.dns.then(|| {
+            let named = Named::start_at(Some(&servers.ns), servers.addr, DNS);
+            let records: String = SERVERS
+                .iter()
+                .map(|(name, port)| srv_add_at(name, servers.addr, *port, 10))
+                .collect();
+            named.update(&records);
+            named
+        });
         write_cert(&dir, "site", KeyKind::EcdsaP256);
         std::fs::write(dir.join("tickets.key"), format!("{TICKET_KEY}\n")).unwrap();
-        let nodes = (1..=nodes)
-            .map(|n| {
-                let host = fabric.host(n);
-                let node_dir = dir.join(format!("node{n}"));
+        let hosts: Vec<Host> = (1..=nodes).map(|n| fabric.host(n)).collect();
+        let nodes = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let node_dir = dir.join(format!("node{}", i + 1));
                 std::fs::create_dir_all(&node_dir).unwrap();
-                let config = node_config(&host, &servers, &dir);
+                let socket = node_dir.join("tern.sock");
+                let config = node_config(i, &hosts, &servers, &dir, &socket, options);
                 let path = node_dir.join("tern.toml");
                 std::fs::write(&path, config).unwrap();
                 let mut proc = host.tern(&["run", "-c", path.to_str().unwrap()], &node_dir);
                 proc.wait_line("ready:");
                 Node {
-                    host,
+                    host: host.clone(),
                     proc: Some(proc),
+                    socket,
                 }
             })
             .collect();
         Some(Fleet {
             nodes,
-            _terms: terms,
-            _servers: servers,
-            _fabric: fabric,
+            terms,
+            servers,
+            dir,
+            named,
+            fabric,
         })
     }
 }
 
-/// A node's configuration: a plain and a TLS frontend on its own address, the servers, an
-/// inserted persistence cookie, and the fleet's ticket key file.
-fn node_config(host: &Host, servers: &Host, shared: &Path) -> String {
-    let cert = shared.join("site.pem");
-    let keys = shared.join("tickets.key");
-    let list: Vec<String> = SERVERS
+/// `tern term` named `name` on the servers' host.
+fn term(servers: &Host, name: &str, port: u16, dir: &Path) -> Proc {
+    let listen = format!("{}:{port}", servers.addr);
+    let mut term = servers.tern(&["term", "--listen", &listen, "--name", name], dir);
+    term.wait_line("ready:");
+    term
+}
+
+/// Node `i`'s configuration: a plain and a TLS frontend on its own address, the servers (by
+/// address, or a template filled from DNS), an inserted persistence cookie, the fleet's ticket
+/// key file, the peers section of all nodes, and what `options` adds.
+fn node_config(
+    i: usize,
+    nodes: &[Host],
+    servers: &Host,
+    shared: &Path,
+    socket: &Path,
+    options: Options,
+) -> String {
+    let list: Vec<String> = if options.dns {
+        vec![format!(
+            "{{ name = \"web\", count = 4, address = \"_http._tcp.{ZONE}\", resolvers = \"dns\" }}"
+        )]
+    } else {
+        SERVERS
+            .iter()
+            .map(|(name, port)| {
+                format!(
+                    "{{ name = \"{name}\", address = \"{}:{port}\" }}",
+                    servers.addr
+                )
+            })
+            .collect()
+    };
+    let peers: Vec<String> = nodes
         .iter()
-        .map(|(name, port)| {
+        .enumerate()
+        .map(|(n, h)| {
             format!(
-                "{{ name = \"{name}\", address = \"{}:{port}\" }}",
-                servers.addr
+                "{{ name = \"node{}\", address = \"{}:{PEERS}\" }}",
+                n + 1,
+                h.addr
             )
         })
         .collect();
+    let stick = if options.stick {
+        "stick = { on = \"source\", size = 1024, expire = \"10m\", peers = \"fleet\" }"
+    } else {
+        ""
+    };
+    let rules = match options.rate_limit {
+        Some(limit) => format!(
+            "http_request = [\n  {{ action = \"track-sc0\", key = \"src\", table = \"per_ip\" }},\n  \
+             {{ action = \"deny\", status = 429, if = \"{{ sc0_http_req_rate gt {limit} }}\" }},\n]"
+        ),
+        None => String::new(),
+    };
+    let resolvers = if options.dns {
+        format!(
+            "[[resolvers]]\nname = \"dns\"\nnameservers = [\"{}:{DNS}\"]\n\
+             timeouts = {{ resolve = \"100ms\", retry = \"200ms\" }}\nhold = {{ valid = \"200ms\" }}\n",
+            servers.addr
+        )
+    } else {
+        String::new()
+    };
     format!(
         r#"[global]
 workers = 1
+
+[control]
+socket = "{socket}"
 
 [[frontend]]
 name = "web"
 bind = ["{addr}:{PLAIN}"]
 default_backend = "app"
+{rules}
 
 [[frontend]]
 name = "secure"
@@ -137,15 +231,61 @@ tls = {{ certs = ["{cert}"], resumption = {{ ticket_key_file = "{keys}" }} }}
 [[backend]]
 name = "app"
 cookie = {{ name = "SRV" }}
+{stick}
 servers = [
   {list}
 ]
-"#,
-        addr = host.addr,
-        cert = cert.display(),
-        keys = keys.display(),
+
+[[table]]
+name = "per_ip"
+type = "ip"
+size = "1k"
+expire = "10m"
+store = ["http_req_rate(10s)"]
+peers = "fleet"
+
+[[peers]]
+name = "fleet"
+local_peer = "node{me}"
+peer = [
+  {peers}
+]
+
+{resolvers}"#,
+        addr = nodes[i].addr,
+        me = i + 1,
+        socket = socket.display(),
+        cert = shared.join("site.pem").display(),
+        keys = shared.join("tickets.key").display(),
         list = list.join(",\n  "),
+        peers = peers.join(",\n  "),
     )
+}
+
+/// `tern ctl -s SOCKET WORDS...` against a node; its output (empty when it failed).
+fn ctl(node: &Node, words: &str) -> String {
+    let mut args = vec!["ctl", "-s", node.socket.to_str().unwrap()];
+    args.extend(words.split_whitespace());
+    let (code, out, _) = tern_output(&args);
+    if code == 0 {
+        out
+    } else {
+        String::new()
+    }
+}
+
+/// Polls `f` every 20 ms until it holds, for at most `limit`; how long it took, if it did.
+fn within(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    loop {
+        if f() {
+            return Some(start.elapsed());
+        }
+        if start.elapsed() >= limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A response as the client saw it: status, the server that answered, the cookie set.
@@ -183,7 +323,7 @@ fn get(addr: SocketAddr, cookie: Option<&str>) -> Seen {
 
 #[test]
 fn tls_sessions_resume_on_every_node_of_the_fleet() {
-    let Some(fleet) = Fleet::start("fleet", 3) else {
+    let Some(fleet) = Fleet::start("fleet", 3, Options::default()) else {
         return;
     };
     let dir = temp_dir("fleet-sessions");
@@ -220,7 +360,7 @@ const CLOSE: &[u8] = b"GET / HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\
 
 #[test]
 fn a_persistence_cookie_holds_on_every_node() {
-    let Some(fleet) = Fleet::start("cookie", 3) else {
+    let Some(fleet) = Fleet::start("cookie", 3, Options::default()) else {
         return;
     };
     // Each client gets its cookie from one node, then comes back through every node.
@@ -244,7 +384,7 @@ fn a_persistence_cookie_holds_on_every_node() {
 
 #[test]
 fn a_crashed_node_costs_only_its_own_requests() {
-    let Some(mut fleet) = Fleet::start("crash", 3) else {
+    let Some(mut fleet) = Fleet::start("crash", 3, Options::default()) else {
         return;
     };
     // Requests spread round-robin over the nodes; node 3 is killed (SIGKILL) halfway.
@@ -273,5 +413,174 @@ fn a_crashed_node_costs_only_its_own_requests() {
     assert!(
         failed[2] > 0,
         "requests to the killed node cannot have succeeded"
+    );
+}
+
+#[test]
+fn a_stickiness_entry_made_on_one_node_is_honoured_by_the_others_within_a_second() {
+    let Some(fleet) = Fleet::start(
+        "stick",
+        3,
+        Options {
+            stick: true,
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    // Every peer session up first: an entry is pushed, not resynced.
+    for node in &fleet.nodes {
+        let up = within(WAIT, || {
+            ctl(node, "show peers").matches("state=connected").count() == 2
+        });
+        assert!(
+            up.is_some(),
+            "peers never connected: {}",
+            ctl(node, "show peers")
+        );
+    }
+    // The client's address is the test's own on the fabric; node 1 makes the entry.
+    let first = get(fleet.nodes[0].plain(), None);
+    let server = first.server.expect("the server's name");
+    let key = fleet.fabric.client_addr().to_string();
+    let mut slowest = Duration::ZERO;
+    for node in &fleet.nodes[1..] {
+        let seen = within(Duration::from_secs(3), || {
+            ctl(node, "show table app").contains(&key)
+        });
+        let took =
+            seen.unwrap_or_else(|| panic!("entry never arrived: {}", ctl(node, "show table app")));
+        slowest = slowest.max(took);
+    }
+    // Every later request, through any node, goes to that server.
+    let (mut held, mut tried) = (0, 0);
+    for round in 0..30 {
+        let again = get(fleet.nodes[round % 3].plain(), None);
+        tried += 1;
+        held += usize::from(again.server.as_deref() == Some(server.as_str()));
+    }
+    println!(
+        "fleet: stickiness entry on every node after {} ms; held on {held} of {tried} requests across nodes",
+        slowest.as_millis()
+    );
+    assert!(slowest <= Duration::from_secs(1), "took {slowest:?}");
+    assert_eq!(held, tried);
+}
+
+#[test]
+fn a_rate_limit_holds_across_the_fleet() {
+    const LIMIT: u32 = 30;
+    let options = Options {
+        rate_limit: Some(LIMIT),
+        ..Options::default()
+    };
+    let Some(fleet) = Fleet::start("limit", 3, options) else {
+        return;
+    };
+    for node in &fleet.nodes {
+        let up = within(WAIT, || {
+            ctl(node, "show peers").matches("state=connected").count() == 2
+        });
+        assert!(
+            up.is_some(),
+            "peers never connected: {}",
+            ctl(node, "show peers")
+        );
+    }
+    // 120 requests spread over the nodes at about 60 per second, all within the 10 s period:
+    // without sharing each node would let LIMIT through (3 × LIMIT in all). Denied requests
+    // count too, as in HAProxy.
+    let (mut allowed, mut denied, mut other) = (0u32, 0u32, 0u32);
+    for round in 0..120 {
+        match get(fleet.nodes[round % 3].plain(), None).status {
+            Some(200) => allowed += 1,
+            Some(429) => denied += 1,
+            _ => other += 1,
+        }
+        std::thread::sleep(Duration::from_millis(16));
+    }
+    let over = f64::from(allowed) / f64::from(LIMIT) - 1.0;
+    println!(
+        "fleet: rate limit {LIMIT} per 10 s across 3 nodes at 60 requests/s: {allowed} allowed, \
+         {denied} denied ({:+.0}% against the limit; +200% if nothing were shared)",
+        over * 100.0
+    );
+    assert_eq!(other, 0);
+    // The documented bound (docs/operations.md): the limit, plus what the other nodes let
+    // through before an update (sent every 10 ms) arrived: at this rate one each at most,
+    // with room for a slow machine. A learnt count is never added twice, so never fewer.
+    assert!(allowed >= LIMIT - 1, "{allowed} allowed");
+    assert!(
+        allowed <= LIMIT + 6,
+        "{allowed} allowed: the limit is not shared in time"
+    );
+}
+
+#[test]
+fn servers_found_through_dns_serve_every_node_and_a_replaced_one_loses_nothing() {
+    let options = Options {
+        dns: true,
+        ..Options::default()
+    };
+    let Some(mut fleet) = Fleet::start("dns", 3, options) else {
+        return;
+    };
+    let names = |node: &Node, n: usize| -> BTreeSet<String> {
+        (0..n)
+            .filter_map(|_| get(node.plain(), None).server)
+            .collect()
+    };
+    let all: BTreeSet<String> = SERVERS.iter().map(|(n, _)| (*n).to_owned()).collect();
+    for node in &fleet.nodes {
+        let found = within(WAIT, || names(node, 6) == all);
+        assert!(
+            found.is_some(),
+            "node never served from {all:?}: {:?}",
+            names(node, 6)
+        );
+    }
+    // s4 replaces s3: its record added, then (once every node serves from it) s3's removed,
+    // while a client goes on through every node.
+    let servers = fleet.servers.clone();
+    let dir = fleet.dir.clone();
+    fleet.terms.push(term(&servers, "s4", 9004, &dir));
+    let named = fleet.named.as_ref().unwrap();
+    named.update(&srv_add_at("s4", servers.addr, 9004, 10));
+    let (mut sent, mut failed) = (0, 0);
+    let mut count = |seen: &Seen| {
+        sent += 1;
+        failed += usize::from(seen.status != Some(200));
+    };
+    for node in &fleet.nodes {
+        let found = within(WAIT, || {
+            let seen = get(node.plain(), None);
+            count(&seen);
+            seen.server.as_deref() == Some("s4")
+        });
+        assert!(
+            found.is_some(),
+            "s4 never served through {}",
+            node.host.addr
+        );
+    }
+    named.update(&srv_delete("s3", 9003, 10));
+    let start = Instant::now();
+    let mut s3_after = 0;
+    while start.elapsed() < Duration::from_secs(2) {
+        for node in &fleet.nodes {
+            let seen = get(node.plain(), None);
+            count(&seen);
+            if start.elapsed() > Duration::from_secs(1) {
+                s3_after += usize::from(seen.server.as_deref() == Some("s3"));
+            }
+        }
+    }
+    println!(
+        "fleet: servers found through DNS on 3 nodes; s3 replaced by s4: {failed} failed of {sent} requests"
+    );
+    assert_eq!(failed, 0);
+    assert_eq!(
+        s3_after, 0,
+        "s3 still served a second after its record went"
     );
 }

@@ -2,7 +2,7 @@
 //! for `app.internal` on a loopback port, changed while it runs with `nsupdate` (dynamic
 //! updates, as an operator's tooling or a service registry would).
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,15 +27,21 @@ impl Named {
 
     /// Starts `named` with an empty `app.internal` zone that accepts updates from loopback.
     pub fn start() -> Named {
+        Named::start_at(None, Ipv4Addr::LOCALHOST, free_port())
+    }
+
+    /// Starts `named` in network namespace `netns` (`None`: this one), listening on
+    /// `ip:port`, with an empty `app.internal` zone that accepts updates from anyone (the
+    /// namespaces are the test's own).
+    pub fn start_at(netns: Option<&str>, ip: Ipv4Addr, port: u16) -> Named {
         let dir = temp_dir("named");
-        let port = free_port();
         let d = dir.to_str().unwrap();
         let conf = format!(
             "options {{\n  directory \"{d}\";\n  pid-file \"{d}/named.pid\";\n  \
              session-keyfile \"{d}/session.key\";\n  managed-keys-directory \"{d}\";\n  \
-             listen-on port {port} {{ 127.0.0.1; }};\n  listen-on-v6 {{ none; }};\n  \
+             listen-on port {port} {{ {ip}; }};\n  listen-on-v6 {{ none; }};\n  \
              recursion no;\n  dnssec-validation no;\n  notify no;\n}};\ncontrols {{ }};\n\
-             zone \"{ZONE}\" {{ type primary; file \"{d}/zone.db\"; allow-update {{ 127.0.0.1; }}; }};\n"
+             zone \"{ZONE}\" {{ type primary; file \"{d}/zone.db\"; allow-update {{ any; }}; }};\n"
         );
         let zone = format!(
             "$TTL 1\n@ IN SOA ns.{ZONE}. admin.{ZONE}. 1 60 60 600 1\n@ IN NS ns.{ZONE}.\nns IN A 127.0.0.1\n"
@@ -43,7 +49,15 @@ impl Named {
         std::fs::write(dir.join("named.conf"), conf).unwrap();
         std::fs::write(dir.join("zone.db"), zone).unwrap();
         let log = std::fs::File::create(dir.join("named.log")).unwrap();
-        let child = Command::new("named")
+        let mut command = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "named"]);
+                c
+            }
+            None => Command::new("named"),
+        };
+        let child = command
             .args(["-g", "-c"])
             .arg(dir.join("named.conf"))
             .stdin(Stdio::null())
@@ -53,7 +67,7 @@ impl Named {
             .expect("named starts");
         let named = Named {
             child,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            addr: SocketAddr::from((IpAddr::V4(ip), port)),
             dir,
         };
         named.wait_ready();
@@ -83,7 +97,8 @@ impl Named {
 
     fn try_update(&self, commands: &str) -> bool {
         let script = format!(
-            "server 127.0.0.1 {}\nzone {ZONE}\n{commands}send\n",
+            "server {} {}\nzone {ZONE}\n{commands}send\n",
+            self.addr.ip(),
             self.addr.port()
         );
         let path = self.dir.join("update.txt");
@@ -128,8 +143,13 @@ fn free_port() -> u16 {
 /// `update add` lines for an SRV record of `_http._tcp.app.internal` pointing at `target`
 /// (a name in the zone given an A record of 127.0.0.1) on `port`.
 pub fn srv_add(target: &str, port: u16, weight: u16) -> String {
+    srv_add_at(target, Ipv4Addr::LOCALHOST, port, weight)
+}
+
+/// [`srv_add`] with the target's A record at `ip`.
+pub fn srv_add_at(target: &str, ip: Ipv4Addr, port: u16, weight: u16) -> String {
     format!(
-        "update add {target}.{ZONE}. 1 A 127.0.0.1\nupdate add _http._tcp.{ZONE}. 1 SRV 0 {weight} {port} {target}.{ZONE}.\n"
+        "update add {target}.{ZONE}. 1 A {ip}\nupdate add _http._tcp.{ZONE}. 1 SRV 0 {weight} {port} {target}.{ZONE}.\n"
     )
 }
 
