@@ -5,9 +5,10 @@
 //! resumes on every other (one `ticket_key_file` on all); an inserted persistence cookie sends
 //! a client to the same server whichever node it reaches; a source-stickiness entry made on
 //! one node is honoured by the others within 1 s (peers); a rate limit holds across the fleet
-//! within a bound (peers); servers found through DNS (BIND 9 on the servers' host, changed with
-//! `nsupdate`) serve through every node, and a server replaced in DNS loses no request; one
-//! node killed mid-traffic costs only the requests sent to it. Each check prints a `fleet:`
+//! within a bound (peers); a server replaced in DNS loses no request; one node killed
+//! mid-traffic costs only the requests sent to it. Every node finds its servers through DNS
+//! (BIND 9 on the servers' host, SRV records filling a template of slots, changed with
+//! `nsupdate`) where BIND 9 is installed, by address elsewhere. Each check prints a `fleet:`
 //! line with its figures; `bench/fleet.sh` runs this file and collects them.
 //!
 //! Needs root (network namespaces): `.ci/run` runs as root; elsewhere the test says why it
@@ -46,7 +47,7 @@ const PEERS: u16 = 10000;
 const DNS: u16 = 5353;
 
 /// What the nodes' configuration adds to the common part.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Options {
     /// Source stickiness, shared with the peers.
     stick: bool,
@@ -55,6 +56,17 @@ struct Options {
     rate_limit: Option<u32>,
     /// Servers found through DNS (a template of slots from SRV records) instead of addresses.
     dns: bool,
+}
+
+impl Default for Options {
+    /// Servers found through DNS where BIND 9 is installed (CI installs it), else by address.
+    fn default() -> Self {
+        Options {
+            stick: false,
+            rate_limit: None,
+            dns: Named::available(),
+        }
+    }
 }
 
 /// A fleet: the fabric, the servers' host with its `tern term`s, and the nodes.
@@ -113,7 +125,7 @@ impl Fleet {
         write_cert(&dir, "site", KeyKind::EcdsaP256);
         std::fs::write(dir.join("tickets.key"), format!("{TICKET_KEY}\n")).unwrap();
         let hosts: Vec<Host> = (1..=nodes).map(|n| fabric.host(n)).collect();
-        let nodes = hosts
+        let nodes: Vec<Node> = hosts
             .iter()
             .enumerate()
             .map(|(i, host)| {
@@ -132,6 +144,17 @@ impl Fleet {
                 }
             })
             .collect();
+        if options.dns {
+            // Every node serves once its three slots have their servers.
+            for node in &nodes {
+                let filled = within(WAIT, || slots_up(node) >= SERVERS.len());
+                assert!(
+                    filled.is_some(),
+                    "slots never filled: {}",
+                    ctl(node, "show servers app")
+                );
+            }
+        }
         Some(Fleet {
             nodes,
             terms,
@@ -272,6 +295,14 @@ fn ctl(node: &Node, words: &str) -> String {
     } else {
         String::new()
     }
+}
+
+/// How many servers of backend `app` a node has UP.
+fn slots_up(node: &Node) -> usize {
+    ctl(node, "show servers app")
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == "UP"))
+        .count()
 }
 
 /// Polls `f` every 20 ms until it holds, for at most `limit`; how long it took, if it did.
