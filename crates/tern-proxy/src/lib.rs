@@ -66,7 +66,9 @@ pub use access_log::{AccessLog, AccessLogError, AccessLogStats};
 /// A request to an HTTP/2 server served in memory, for the fuzz targets only.
 #[doc(hidden)]
 pub use exchange::h2::fuzz as h2_upstream_fuzz;
-pub use generation::handover::{Inherit, InheritedBind, ServerCarry, SessionCarry, TablesCarry};
+pub use generation::handover::{
+    Inherit, InheritedBind, ServerCarry, SessionCarry, TablesCarry, TablesImage,
+};
 pub use generation::operate::OperateError;
 pub use generation::start::{servers_tls, start, start_with, ServerTlsError, Snapshot, StartError};
 pub use generation::{BoundBind, ProxyHandle};

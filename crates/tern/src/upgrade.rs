@@ -30,7 +30,7 @@ use rustix::net::{
     SendAncillaryMessage, SendFlags,
 };
 use serde::{Deserialize, Serialize};
-use tern_proxy::{AdminState, Inherit, InheritedBind, ServerCarry};
+use tern_proxy::{AdminState, Inherit, InheritedBind, ServerCarry, TablesCarry, TablesImage};
 
 /// The environment variable naming the old process's upgrade socket.
 pub const ENV: &str = "TERN_UPGRADE_SOCKET";
@@ -69,6 +69,10 @@ struct Handover {
     servers: Vec<WireServer>,
     /// Whether the control API's HTTP listener follows the binds' sockets (last).
     control_http: bool,
+    /// The stick tables (absent from older versions: the new process starts empty and
+    /// resyncs from its peers, if any).
+    #[serde(default)]
+    tables: Option<TablesImage>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -227,7 +231,7 @@ impl Incoming {
                 listeners,
                 servers,
                 sessions: Vec::new(),
-                tables: None,
+                tables: handover.tables.map(TablesCarry::from_image),
             }),
             control_http,
         }))
@@ -368,6 +372,7 @@ pub fn hand_over(
         binds,
         servers,
         control_http: control_http.is_some(),
+        tables: inherit.tables.as_ref().map(TablesCarry::image),
     };
     write_message(&mut stream, &handover)?;
     let fds: Vec<BorrowedFd<'_>> = inherit

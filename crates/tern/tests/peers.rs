@@ -392,6 +392,30 @@ fn a_reload_keeps_the_tables_and_an_upgrade_learns_them_back() {
     stray.stop();
 }
 
+#[test]
+fn a_node_alone_keeps_its_tables_through_an_upgrade() {
+    // No other peer to learn from: the entries come from the old process, in the handover.
+    let (s1, s2) = (Term::start("s1"), Term::start("s2"));
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let a = start_node("solo", &[&s1, &s2], &[("solo", addr)]);
+    assert_eq!(served_by("127.0.0.8", a.tern.addr()), "s1");
+    assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
+    a.tern.proc.signal("USR2");
+    let mut a = a;
+    let line = a.tern.proc.wait_line("upgraded:");
+    let new: i32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let mut stray = Stray(Some(nix::unistd::Pid::from_raw(new)));
+    // Once the old process is gone, the control socket is the new one's.
+    a.tern.proc.wait_exit(WAIT);
+    let kept = a.entry("127.0.0.9");
+    assert!(kept.contains("key=127.0.0.9 http_req_cnt=1"), "{kept}");
+    let sticks = ctl(&a.socket, "show table app");
+    assert!(sticks.contains("127.0.0.9") && sticks.contains("s2"), "{sticks}");
+    // Round robin would send 127.0.0.9 to s1 next; its entry keeps it on s2.
+    assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
+    stray.stop();
+}
+
 /// A process the test did not start (the one an upgrade started): stopped when the test ends,
 /// passed or not.
 struct Stray(Option<nix::unistd::Pid>);

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use rustls::server::StoresServerSessions;
 use tern_config::{Config, TlsSettings};
 
-pub use tables::TablesCarry;
+pub use tables::{TablesCarry, TablesImage};
 
 use crate::exchange::servers::BackendState;
 use crate::stats::AdminState;
@@ -88,7 +88,7 @@ pub struct Inherit {
     pub listeners: Vec<InheritedBind>,
     pub servers: Vec<ServerCarry>,
     pub sessions: Vec<SessionCarry>,
-    /// The old generation's stick tables (a reload; `None` across an upgrade).
+    /// The old generation's stick tables (live across a reload, as data across an upgrade).
     pub tables: Option<TablesCarry>,
 }
 

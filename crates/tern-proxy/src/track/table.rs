@@ -84,13 +84,13 @@ impl Tables {
         )
     }
 
-    /// The table named `name` with keys of type `key`.
-    pub(crate) fn named_like(&self, name: &str, key: TableKey) -> Option<&Table> {
-        self.0.iter().find(|t| t.name == name && t.key == key)
-    }
-
     pub(crate) fn get(&self, i: usize) -> Option<&Table> {
         self.0.get(i)
+    }
+
+    /// Every table, in configuration order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Table> {
+        self.0.iter()
     }
 
     /// The table named `name`, or an error listing the tables.
