@@ -410,7 +410,10 @@ fn a_node_alone_keeps_its_tables_through_an_upgrade() {
     let kept = a.entry("127.0.0.9");
     assert!(kept.contains("key=127.0.0.9 http_req_cnt=1"), "{kept}");
     let sticks = ctl(&a.socket, "show table app");
-    assert!(sticks.contains("127.0.0.9") && sticks.contains("s2"), "{sticks}");
+    assert!(
+        sticks.contains("127.0.0.9") && sticks.contains("s2"),
+        "{sticks}"
+    );
     // Round robin would send 127.0.0.9 to s1 next; its entry keeps it on s2.
     assert_eq!(served_by("127.0.0.9", a.tern.addr()), "s2");
     stray.stop();
