@@ -21,4 +21,4 @@ out=$(cargo test --release -q -p tern --test fleet -- --nocapture --test-threads
     echo "$out" >&2
     exit 1
 }
-grep '^fleet:' <<<"$out"
+grep -o 'fleet: .*' <<<"$out"
