@@ -228,7 +228,11 @@ impl TableDef {
         };
         while !r.is_empty() {
             let t = u8::try_from(r.varint()?).map_err(|_| Error::Bad("data type"))?;
-            if def.data_types & (1u64 << t) == 0 || def.params.len() >= 64 {
+            // A type past 63 cannot be listed (the list is a 64-bit mask): refused, not shifted.
+            let listed = 1u64
+                .checked_shl(u32::from(t))
+                .is_some_and(|bit| def.data_types & bit != 0);
+            if !listed || def.params.len() >= 64 {
                 return Err(Error::Bad("parameter of a data type not listed"));
             }
             let a = r.varint()?;
