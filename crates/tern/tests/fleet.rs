@@ -166,6 +166,21 @@ impl Fleet {
     }
 }
 
+impl Fleet {
+    /// Waits until every node has a session with each other node, so an entry made next is
+    /// pushed to them rather than resynced later.
+    fn wait_peers(&self) {
+        let others = self.nodes.len() - 1;
+        for node in &self.nodes {
+            let up = within(WAIT, || {
+                ctl(node, "show peers").matches("state=connected").count() == others
+            });
+            let shown = ctl(node, "show peers");
+            assert!(up.is_some(), "peers never connected: {shown}");
+        }
+    }
+}
+
 /// `tern term` named `name` on the servers' host.
 fn term(servers: &Host, name: &str, port: u16, dir: &Path) -> Proc {
     let listen = format!("{}:{port}", servers.addr);
@@ -460,16 +475,7 @@ fn a_stickiness_entry_made_on_one_node_is_honoured_by_the_others_within_a_second
         return;
     };
     // Every peer session up first: an entry is pushed, not resynced.
-    for node in &fleet.nodes {
-        let up = within(WAIT, || {
-            ctl(node, "show peers").matches("state=connected").count() == 2
-        });
-        assert!(
-            up.is_some(),
-            "peers never connected: {}",
-            ctl(node, "show peers")
-        );
-    }
+    fleet.wait_peers();
     // The client's address is the test's own on the fabric; node 1 makes the entry.
     let first = get(fleet.nodes[0].plain(), None);
     let server = first.server.expect("the server's name");
@@ -508,16 +514,7 @@ fn a_rate_limit_holds_across_the_fleet() {
     let Some(fleet) = Fleet::start("limit", 3, options) else {
         return;
     };
-    for node in &fleet.nodes {
-        let up = within(WAIT, || {
-            ctl(node, "show peers").matches("state=connected").count() == 2
-        });
-        assert!(
-            up.is_some(),
-            "peers never connected: {}",
-            ctl(node, "show peers")
-        );
-    }
+    fleet.wait_peers();
     // 120 requests spread over the nodes at about 60 per second, all within the 10 s period:
     // without sharing each node would let LIMIT through (3 × LIMIT in all). Denied requests
     // count too, as in HAProxy.
