@@ -409,6 +409,8 @@ fn a_node_alone_keeps_its_tables_through_an_upgrade() {
     a.tern.proc.wait_exit(WAIT);
     let kept = a.entry("127.0.0.9");
     assert!(kept.contains("key=127.0.0.9 http_req_cnt=1"), "{kept}");
+    // The rate crosses too (as the peers protocol sends it), not only the counts.
+    assert!(kept.contains("http_req_rate(10000)=1"), "{kept}");
     let sticks = ctl(&a.socket, "show table app");
     assert!(
         sticks.contains("127.0.0.9") && sticks.contains("s2"),

@@ -63,7 +63,8 @@ struct EntryImage {
     conn_cnt: u32,
     http_req_cnt: u32,
     gpc0: u32,
-    /// Each stored rate: the counter's name, then (ms into the period, current, previous).
+    /// Each stored rate: HAProxy's name of the counter (`http_req_rate`), then (ms into the
+    /// period, current, previous).
     rates: Vec<(String, (u32, u32, u32))>,
 }
 
@@ -73,16 +74,6 @@ struct StickImage {
     backend: String,
     entries: Vec<(IpAddr, String)>,
 }
-
-/// The rates an entry may store.
-const RATES: [Counter; 6] = [
-    Counter::ConnRate,
-    Counter::HttpReqRate,
-    Counter::HttpErrRate,
-    Counter::BytesInRate,
-    Counter::BytesOutRate,
-    Counter::Gpc0Rate,
-];
 
 impl TablesCarry {
     pub(crate) fn of(
@@ -221,12 +212,12 @@ fn key_fits(key: &Key, table: &Table) -> bool {
 }
 
 fn entry_image(t: &Table, e: &Entry, now: u64) -> EntryImage {
-    let rates = RATES
-        .iter()
-        .filter_map(|&c| {
+    let rates = Counter::ALL
+        .into_iter()
+        .filter_map(|c| {
             let period = t.period(c)?;
             let rate = e.rate(c)?;
-            Some((format!("{c:?}"), rate.to_wire(now, period)))
+            Some((c.name().to_owned(), rate.to_wire(now, period)))
         })
         .collect();
     EntryImage {
@@ -243,7 +234,7 @@ fn restore(t: &Table, n: &mut Entry, e: &EntryImage, now: u64) {
     n.http_req_cnt = e.http_req_cnt;
     n.gpc0 = e.gpc0;
     for (name, (ms, curr, prev)) in &e.rates {
-        let Some(&c) = RATES.iter().find(|c| format!("{c:?}") == *name) else {
+        let Some(c) = Counter::named(name) else {
             continue;
         };
         if t.period(c).is_some() {
