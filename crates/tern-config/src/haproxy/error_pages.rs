@@ -14,9 +14,8 @@ use std::collections::HashMap;
 
 use super::diag::Diag;
 use super::emit::Table;
-use super::lexer;
+use super::named::named_sections;
 use super::proxy::Cx;
-use super::sections::is_section_keyword;
 use super::sections::Line;
 use super::settings::{ProxyCfg, Src};
 use super::toml_text::{string, Inline};
@@ -70,61 +69,48 @@ fn errorfiles(line: &Line, p: &mut ProxyCfg, cx: &mut Cx<'_>) {
     }
 }
 
-/// Reads every `http-errors NAME` section of `text`: its `errorfile CODE FILE` lines.
+/// Reads every `http-errors NAME` section of `text`: its `errorfile CODE FILE` lines (a
+/// name written twice gathers both sections' lines, the later page for a code winning).
 pub(crate) fn http_errors_sections(
     text: &str,
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Diag,
 ) -> HashMap<String, Vec<Src<(u16, String)>>> {
     let mut all: HashMap<String, Vec<Src<(u16, String)>>> = HashMap::new();
-    let mut current: Option<String> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let no = i + 1;
-        // Lexer errors are reported by the main pass.
-        let Ok(words) = lexer::split(raw, env) else {
-            continue;
-        };
-        let Some(first) = words.first().map(String::as_str) else {
-            continue;
-        };
-        if first == "http-errors" {
-            let Some(name) = words.get(1) else {
-                diag.error(no, "", "'http-errors' needs a name");
-                current = None;
-                continue;
-            };
-            all.entry(name.clone()).or_default();
-            current = Some(name.clone());
-            continue;
-        }
-        if is_section_keyword(first) {
-            current = None;
-            continue;
-        }
-        let Some(name) = &current else {
-            continue;
-        };
-        let context = format!("http-errors {name}");
-        match (first, words.get(1), words.get(2), words.get(3)) {
-            ("errorfile", Some(code), Some(file), None) => match code.parse::<u16>() {
-                Ok(code) => {
-                    let pages = all.entry(name.clone()).or_default();
-                    pages.retain(|p| p.v.0 != code);
-                    pages.push(Src::new((code, file.clone()), no));
-                }
-                Err(_) => diag.error(no, &context, format!("invalid status code '{code}'")),
-            },
-            ("errorfile", ..) => {
-                diag.error(no, &context, "'errorfile' needs a status code and a file");
-            }
-            (other, ..) => diag.error(
-                no,
-                &context,
-                format!("unknown keyword '{other}' (an http-errors section has errorfile lines)"),
-            ),
+    for named in named_sections(text, "http-errors", env, diag) {
+        let pages = all.entry(named.name).or_default();
+        for (no, words) in &named.lines {
+            errorfile_line(pages, words, *no, &named.context, diag);
         }
     }
     all
+}
+
+/// One line of an `http-errors` section.
+fn errorfile_line(
+    pages: &mut Vec<Src<(u16, String)>>,
+    words: &[String],
+    no: usize,
+    context: &str,
+    diag: &mut Diag,
+) {
+    match (words[0].as_str(), words.get(1), words.get(2), words.get(3)) {
+        ("errorfile", Some(code), Some(file), None) => match code.parse::<u16>() {
+            Ok(code) => {
+                pages.retain(|p| p.v.0 != code);
+                pages.push(Src::new((code, file.clone()), no));
+            }
+            Err(_) => diag.error(no, context, format!("invalid status code '{code}'")),
+        },
+        ("errorfile", ..) => {
+            diag.error(no, context, "'errorfile' needs a status code and a file");
+        }
+        (other, ..) => diag.error(
+            no,
+            context,
+            format!("unknown keyword '{other}' (an http-errors section has errorfile lines)"),
+        ),
+    }
 }
 
 fn code(line: &Line, text: &str, cx: &mut Cx<'_>) -> Option<u16> {

@@ -40,6 +40,7 @@ mod error_pages;
 mod global;
 mod lexer;
 mod logging;
+mod named;
 mod options;
 mod peers;
 mod persist;

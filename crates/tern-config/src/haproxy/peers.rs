@@ -16,8 +16,7 @@
 
 use super::diag::Diag;
 use super::emit::Table;
-use super::lexer;
-use super::sections::is_section_keyword;
+use super::named::{global_lines, named_sections};
 use super::settings::Src;
 use super::toml_text::{string, Inline};
 
@@ -27,60 +26,27 @@ pub(crate) fn peers_sections(
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Diag,
 ) -> Vec<Table> {
-    let mut sections: Vec<(Table, Vec<Src<String>>)> = Vec::new();
-    let mut local: Option<(String, usize)> = None;
-    let mut in_global = false;
-    let mut current: Option<(Table, Vec<Src<String>>)> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let no = i + 1;
-        let Ok(words) = lexer::split(raw, env) else {
-            continue;
-        };
-        let Some(first) = words.first().map(String::as_str) else {
-            continue;
-        };
-        if is_section_keyword(first) {
-            sections.extend(current.take());
-            in_global = first == "global";
-            if first == "peers" {
-                current = header(&words, no, diag);
-            }
-            continue;
-        }
-        if in_global && first == "localpeer" {
-            local = words.get(1).map(|w| (w.clone(), no));
-            continue;
-        }
-        if let Some((table, peers)) = current.as_mut() {
-            line(&words, no, table, peers, diag);
-        }
-    }
-    sections.extend(current);
-    sections
+    // The last `localpeer` of `global` wins, as HAProxy reads it.
+    let local = global_lines(text, "localpeer", env)
         .into_iter()
-        .map(|(mut table, peers)| {
-            if let Some((l, no)) = &local {
-                table.set("local_peer", string(l), *no);
-            }
-            let line = table.line;
-            table.items("peer", peers, line);
-            table
-        })
-        .collect()
-}
-
-fn header(words: &[String], no: usize, diag: &mut Diag) -> Option<(Table, Vec<Src<String>>)> {
-    let Some(name) = words.get(1) else {
-        diag.error(no, "", "'peers' needs a name");
-        return None;
-    };
-    let context = format!("peers {name}");
-    if words.len() > 2 {
-        diag.error(no, &context, "a peers section takes only a name");
+        .rev()
+        .find_map(|(no, words)| Some((words.get(1)?.clone(), no)));
+    let mut tables = Vec::new();
+    for named in named_sections(text, "peers", env, diag) {
+        let mut table = Table::new("peers", named.no, named.context);
+        table.set("name", string(&named.name), named.no);
+        let mut peers = Vec::new();
+        for (no, words) in &named.lines {
+            line(words, *no, &mut table, &mut peers, diag);
+        }
+        if let Some((l, no)) = &local {
+            table.set("local_peer", string(l), *no);
+        }
+        let line = table.line;
+        table.items("peer", peers, line);
+        tables.push(table);
     }
-    let mut table = Table::new("peers", no, context);
-    table.set("name", string(name), no);
-    Some((table, Vec::new()))
+    tables
 }
 
 /// One line of a peers section.

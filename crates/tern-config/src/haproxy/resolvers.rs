@@ -18,8 +18,7 @@
 
 use super::diag::Diag;
 use super::emit::Table;
-use super::lexer;
-use super::sections::is_section_keyword;
+use super::named::named_sections;
 use super::settings::Src;
 use super::toml_text::string;
 use super::units::{duration, parse_time, parse_uint, Unit};
@@ -48,46 +47,19 @@ pub(crate) fn resolvers_sections(
     diag: &mut Diag,
 ) -> Vec<Table> {
     let mut tables = Vec::new();
-    let mut current: Option<Section> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let no = i + 1;
-        // Lexer errors are reported by the main pass.
-        let Ok(words) = lexer::split(raw, env) else {
-            continue;
+    for named in named_sections(text, "resolvers", env, diag) {
+        let mut table = Table::new("resolvers", named.no, named.context);
+        table.set("name", string(&named.name), named.no);
+        let mut section = Section {
+            table,
+            nameservers: Vec::new(),
         };
-        let Some(first) = words.first().map(String::as_str) else {
-            continue;
-        };
-        if is_section_keyword(first) {
-            tables.extend(current.take().map(Section::finish));
-            if first == "resolvers" {
-                current = header(&words, no, diag);
-            }
-            continue;
+        for (no, words) in &named.lines {
+            line(&mut section, words, *no, diag);
         }
-        if let Some(section) = current.as_mut() {
-            line(section, &words, no, diag);
-        }
+        tables.push(section.finish());
     }
-    tables.extend(current.map(Section::finish));
     tables
-}
-
-fn header(words: &[String], no: usize, diag: &mut Diag) -> Option<Section> {
-    let Some(name) = words.get(1) else {
-        diag.error(no, "", "'resolvers' needs a name");
-        return None;
-    };
-    let context = format!("resolvers {name}");
-    if words.len() > 2 {
-        diag.error(no, &context, "a resolvers section takes only a name");
-    }
-    let mut table = Table::new("resolvers", no, context);
-    table.set("name", string(name), no);
-    Some(Section {
-        table,
-        nameservers: Vec::new(),
-    })
 }
 
 /// One line of a resolvers section.

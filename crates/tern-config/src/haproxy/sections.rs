@@ -70,8 +70,8 @@ const UNSUPPORTED_SECTIONS: &[&str] = &[
     "dynamic-update",
 ];
 
-/// Sections read by a pass of their own (`error_pages.rs`, `userlist.rs`, `resolvers.rs`,
-/// `peers.rs`), skipped here.
+/// Sections read by a pass of their own (found by `named.rs` for `error_pages.rs`,
+/// `userlist.rs`, `resolvers.rs` and `peers.rs`), skipped here.
 const READ_ELSEWHERE: &[&str] = &["http-errors", "userlist", "resolvers", "peers"];
 
 /// Whether `word` starts a HAProxy section (used to recognise a HAProxy file by its content).

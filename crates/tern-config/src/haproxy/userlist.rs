@@ -14,8 +14,7 @@
 
 use super::diag::Diag;
 use super::emit::Table;
-use super::lexer;
-use super::sections::is_section_keyword;
+use super::named::named_sections;
 use super::settings::Src;
 use super::toml_text::{string, strings, Inline};
 
@@ -45,65 +44,41 @@ pub(crate) fn userlist_sections(
     diag: &mut Diag,
 ) -> Vec<Table> {
     let mut tables = Vec::new();
-    let mut current: Option<List> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let no = i + 1;
-        // Lexer errors are reported by the main pass.
-        let Ok(words) = lexer::split(raw, env) else {
-            continue;
+    for named in named_sections(text, "userlist", env, diag) {
+        let mut table = Table::new("userlist", named.no, named.context.clone());
+        table.set("name", string(&named.name), named.no);
+        let mut list = List {
+            table,
+            users: Vec::new(),
+            groups: Vec::new(),
         };
-        let Some(first) = words.first().map(String::as_str) else {
-            continue;
-        };
-        if is_section_keyword(first) {
-            tables.extend(current.take().map(List::finish));
-            if first == "userlist" {
-                current = header(&words, no, diag);
-            }
-            continue;
+        for (no, words) in &named.lines {
+            list_line(&mut list, words, *no, &named.context, diag);
         }
-        let Some(list) = current.as_mut() else {
-            continue;
-        };
-        let context = list.table.context.clone();
-        match first {
-            "user" => {
-                if let Some(user) = user(&words, no, &context, diag) {
-                    list.users.push(Src::new(user, no));
-                }
-            }
-            "group" => {
-                if let Some(group) = group(&words, no, &context, diag) {
-                    list.groups.push(Src::new(group, no));
-                }
-            }
-            other => diag.error(
-                no,
-                &context,
-                format!("unknown keyword '{other}' in a userlist"),
-            ),
-        }
+        tables.push(list.finish());
     }
-    tables.extend(current.map(List::finish));
     tables
 }
 
-fn header(words: &[String], no: usize, diag: &mut Diag) -> Option<List> {
-    let Some(name) = words.get(1) else {
-        diag.error(no, "", "'userlist' needs a name");
-        return None;
-    };
-    let context = format!("userlist {name}");
-    if words.len() > 2 {
-        diag.error(no, &context, "a userlist takes only a name");
+/// One line of a userlist.
+fn list_line(list: &mut List, words: &[String], no: usize, context: &str, diag: &mut Diag) {
+    match words[0].as_str() {
+        "user" => {
+            if let Some(user) = user(words, no, context, diag) {
+                list.users.push(Src::new(user, no));
+            }
+        }
+        "group" => {
+            if let Some(group) = group(words, no, context, diag) {
+                list.groups.push(Src::new(group, no));
+            }
+        }
+        other => diag.error(
+            no,
+            context,
+            format!("unknown keyword '{other}' in a userlist"),
+        ),
     }
-    let mut table = Table::new("userlist", no, context);
-    table.set("name", string(name), no);
-    Some(List {
-        table,
-        users: Vec::new(),
-        groups: Vec::new(),
-    })
 }
 
 /// `user NAME [password HASH | insecure-password PASS] [groups G1,G2]`.
