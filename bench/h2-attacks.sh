@@ -13,6 +13,10 @@
 # so an attacker busy on its CPU also slows the client and the backend. The "busy" scenario is
 # the control for that: a Python loop on that CPU that never talks to tern. An attack's cost to
 # the client is its p99 against busy's; against none it is an upper bound.
+# ATTACKER_PRIORITY=idle (the default) runs the attacker and busy at SCHED_IDLE (`chrt -i 0`):
+# they get only the CPU the client and the backend leave, as an attacker on another machine
+# would take none of theirs (the cache they share stays shared). ATTACKER_PRIORITY=normal
+# runs them as ordinary processes, the set-up of the first figures in BENCHMARKS.md.
 #
 # Usage (from the repo root, after `cargo build --release` and bench/certs.sh):
 #   bench/h2-attacks.sh
@@ -26,6 +30,11 @@ CERT=${CERT:-ecdsa}
 REQ_PATH=${REQ_PATH:-/?s=1k}
 ATTACKS=${ATTACKS:-continuation hpack-bomb big-headers settings ping empty-data window-update zero-window streams}
 ATTACKER=crates/tern/tests/clients/h2_attack.py
+case ${ATTACKER_PRIORITY:-idle} in
+idle) PRIO=(chrt -i 0) ;;
+normal) PRIO=() ;;
+*) die "ATTACKER_PRIORITY is idle or normal" ;;
+esac
 need_cmd h2load "apt-get install nghttp2-client"
 need_cmd python3 "and Python's h2 package (pip install h2)"
 need_certs "$CERT"
@@ -46,11 +55,11 @@ p99_ms() {
 measure() {
     local attack=$1 run=$2 log=$TMP/$1-$2.log out=$TMP/$1-$2.txt attacker=
     if [[ $attack == busy ]]; then
-        taskset -c "$CLIENT_CPU" timeout $((DURATION + 5)) python3 -c 'while True: pass' &
+        taskset -c "$CLIENT_CPU" "${PRIO[@]}" timeout $((DURATION + 5)) python3 -c 'while True: pass' &
         attacker=$!
         STARTED_PIDS+=("$attacker")
     elif [[ $attack != none ]]; then
-        taskset -c "$CLIENT_CPU" python3 "$ATTACKER" "$attack" 127.0.0.1 "$FRONT_PORT" tls 100000 \
+        taskset -c "$CLIENT_CPU" "${PRIO[@]}" python3 "$ATTACKER" "$attack" 127.0.0.1 "$FRONT_PORT" tls 100000 \
             >"$TMP/$attack-$run.attack.txt" 2>&1 &
         attacker=$!
         STARTED_PIDS+=("$attacker")
