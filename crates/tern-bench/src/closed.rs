@@ -27,7 +27,16 @@ pub(crate) async fn client(ctx: Rc<Ctx>, begin: Instant) {
             tokio::task::yield_now().await;
             continue;
         };
-        while request(&ctx, &mut conn, started, started + timeout).await == Outcome::KeepAlive {
+        while request(
+            &ctx,
+            &mut conn,
+            started,
+            started + timeout,
+            started + timeout,
+        )
+        .await
+            == Outcome::KeepAlive
+        {
             started = Instant::now();
         }
     }

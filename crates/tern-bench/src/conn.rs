@@ -206,12 +206,16 @@ impl Conn {
 }
 
 /// Sends one request on `conn` and reads its response, recording it (latency from `started`)
-/// or its failure; the whole exchange must end by `limit`.
+/// or its failure. The exchange is abandoned (and the connection with it) if it has not ended
+/// by `limit`; a response that ends by `limit` but after `late` (the request's own time limit,
+/// which an open loop counts from the intended start) is recorded as a timeout, not a latency
+/// sample, and the connection stays usable.
 pub(crate) async fn request(
     ctx: &Ctx,
     conn: &mut Conn,
     started: Instant,
     limit: Instant,
+    late: Instant,
 ) -> Outcome {
     let plan = &ctx.plan;
     conn.sent += 1;
@@ -234,9 +238,13 @@ pub(crate) async fn request(
         }
     };
     let now = Instant::now();
-    ctx.stats
-        .borrow_mut()
-        .response(response.status, started, first_byte, now);
+    if now > late {
+        ctx.fail(ErrorKind::Timeout, late);
+    } else {
+        ctx.stats
+            .borrow_mut()
+            .response(response.status, started, first_byte, now);
+    }
     if last || !response.keep_alive {
         Outcome::Close
     } else {

@@ -167,3 +167,16 @@ fn open_loop_opens_connections_up_to_the_cap() {
     );
     assert!(s.ok >= 80, "{} responses", s.ok);
 }
+
+#[test]
+fn an_open_loop_behind_schedule_keeps_its_connection() {
+    let addr = slow_server(SERVICE);
+    // 200/s on one connection serving 50/s, a 150 ms timeout: the queue soon holds arrivals
+    // with less time left than a response takes. Their exchanges must still run to their end
+    // on the same connection (counted as timeouts), not be cut at their limit with the
+    // connection, which would make every later arrival pay for a new connection.
+    let s = run(addr, Load::Open { rate: 200.0 }, 1, 0.8, 0.15);
+    assert_eq!(s.connections, 1, "{} connections", s.connections);
+    assert!(s.ok >= 5, "{} responses", s.ok);
+    assert!(s.total.max() <= 151_000, "max {} µs", s.total.max());
+}
