@@ -14,7 +14,10 @@
 #
 # In `slow` mode, a well-behaved client (`tern bench`, open loop, $PROBE_RATE requests/s of
 # 100 bytes over 8 keep-alive connections, $PROBE_S s) measures its latency against the same
-# server first alone, then while the slow connections are held: p50, p99 and the ratio.
+# server first alone, then while the slow connections are held: p50, p99 and the ratio. The
+# slow clients run at idle CPU priority (`chrt -i 0`; SLOW_PRIORITY=normal to run them as
+# ordinary processes): they share CPU $CLIENT_CPU with the probe, whose p99 should show what
+# the slow connections cost the server, not what the Python client dribbling them costs the probe.
 #
 # Set-up: every server has one worker / thread pinned to CPU $SERVER_CPU, a plain bind and a
 # TLS bind (ALPN h2 and http/1.1), the same `tern term` backend with keep-alive, no TLS session
@@ -32,6 +35,11 @@ source "$(dirname "$0")/lib.sh"
 SERVERS=${SERVERS:-tern haproxy nginx}
 MODES=${MODES:-plain plain-req tls tls-req h2-req slow}
 CONNS=${CONNS:-9000}
+case ${SLOW_PRIORITY:-idle} in
+idle) SLOW_PRIO=(chrt -i 0) ;;
+normal) SLOW_PRIO=() ;;
+*) die "SLOW_PRIORITY is idle or normal" ;;
+esac
 PLAIN_PORT=${PLAIN_PORT:-8081}
 PROBE_RATE=${PROBE_RATE:-200}
 PROBE_S=${PROBE_S:-10}
@@ -199,7 +207,7 @@ for server in $SERVERS; do
         if [[ $mode == slow ]]; then
             read -r alone50 alone99 alone_err < <(probe "$server-alone")
             # Hold the slow connections for the open time plus the probe's run.
-            taskset -c "$CLIENT_CPU" python3 bench/idle_clients.py slow "$port" "$CONNS" \
+            taskset -c "$CLIENT_CPU" "${SLOW_PRIO[@]}" python3 bench/idle_clients.py slow "$port" "$CONNS" \
                 "${SERVER_PIDS[@]}" --hold $((PROBE_S + 6)) >"$TMP/$server-$mode.out" 2>&1 &
             clients=$!
             for ((i = 0; i < 1200; i++)); do
