@@ -127,3 +127,50 @@ async fn the_guard_stops_reading_once_over_budget() {
     guard.write_all(&frame(DATA, 100)).await.unwrap();
     assert!(!budget.exceeded());
 }
+
+#[tokio::test]
+async fn a_flood_is_read_a_slice_per_turn_and_a_client_within_its_allowance_is_not() {
+    use std::future::poll_fn;
+    use tokio::io::AsyncWriteExt;
+
+    // One read of up to 16 KiB in a turn, then another in the same turn.
+    async fn two_reads(guard: &mut FloodGuard<tokio::io::DuplexStream>) -> (usize, bool) {
+        let mut space = vec![0; 16 * 1024];
+        poll_fn(|cx| {
+            let mut buf = ReadBuf::new(&mut space);
+            let first = Pin::new(&mut *guard).poll_read(cx, &mut buf);
+            assert!(matches!(first, Poll::Ready(Ok(()))));
+            let n = buf.filled().len();
+            let mut rest = [0u8; 64];
+            let second = Pin::new(&mut *guard).poll_read(cx, &mut ReadBuf::new(&mut rest));
+            Poll::Ready((n, second.is_pending()))
+        })
+        .await
+    }
+
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let budget = ControlBudget::new(10_000);
+    let mut guard = FloodGuard::new(server, Rc::clone(&budget));
+    let mut bytes = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    for _ in 0..40 {
+        bytes.extend(frame(PING, 8));
+    }
+    client.write_all(&bytes).await.unwrap();
+    // Within the allowance: everything in one read.
+    let (n, _) = two_reads(&mut guard).await;
+    assert_eq!(n, bytes.len());
+    assert!(!budget.paced());
+
+    let burst: Vec<u8> = (0..200).flat_map(|_| frame(PING, 8)).collect();
+    client.write_all(&burst).await.unwrap();
+    let (n, _) = two_reads(&mut guard).await;
+    assert_eq!(n, burst.len(), "the read that crosses the line is whole");
+    assert!(budget.paced());
+    client.write_all(&burst).await.unwrap();
+    // Paced: a slice, then the turn ends; the next turn reads the next slice.
+    let (n, yielded) = two_reads(&mut guard).await;
+    assert_eq!((n, yielded), (PACED_READ, true));
+    let (n, yielded) = two_reads(&mut guard).await;
+    assert_eq!((n, yielded), (PACED_READ, true));
+    assert!(!budget.exceeded());
+}
