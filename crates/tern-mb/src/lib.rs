@@ -32,6 +32,7 @@ mod key;
 mod pad;
 mod radix52;
 mod rsa;
+pub mod x25519;
 
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,7 @@ use aws_lc_rs::rand::SystemRandom;
 pub use ifma::Kernel;
 pub use key::RsaKey;
 pub use pad::Scheme;
+pub use x25519::{x25519_base_x8, x25519_x8};
 
 /// Why a key could not be loaded or a signature made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
