@@ -63,6 +63,7 @@ pub fn x25519_base_x8(scalars: &[[u8; LEN]; LANES]) -> Option<[[u8; LEN]; LANES]
 
 /// A clamped scalar as four 64-bit words, least significant first (RFC 7748 §5,
 /// `decodeScalar25519`).
+#[cfg(target_arch = "x86_64")]
 fn scalar_words(scalar: &[u8; LEN]) -> [u64; 4] {
     let mut bytes = *scalar;
     bytes[0] &= 248;
@@ -75,10 +76,12 @@ fn scalar_words(scalar: &[u8; LEN]) -> [u64; 4] {
     })
 }
 
+#[cfg(target_arch = "x86_64")]
 const MASK52: u64 = (1 << 52) - 1;
 
 /// A u-coordinate with bit 255 cleared (RFC 7748 §5, `decodeUCoordinate`) as five 52-bit
 /// limbs.
+#[cfg(target_arch = "x86_64")]
 fn u_limbs(u: &[u8; LEN]) -> [u64; 5] {
     let mut bytes = *u;
     bytes[31] &= 127;
@@ -94,6 +97,7 @@ fn u_limbs(u: &[u8; LEN]) -> [u64; 5] {
 }
 
 /// Five limbs of a canonical element (below p < 2^255) as 32 little-endian bytes.
+#[cfg(target_arch = "x86_64")]
 fn limbs_bytes(limbs: &[u64; 5]) -> [u8; LEN] {
     std::array::from_fn(|i| {
         let (limb, shift) = ((8 * i) / 52, (8 * i) % 52);
@@ -106,6 +110,7 @@ fn limbs_bytes(limbs: &[u64; 5]) -> [u8; LEN] {
 }
 
 /// Lane-major inputs transposed to `[word][lane]`.
+#[cfg(target_arch = "x86_64")]
 fn transpose<const N: usize>(rows: [[u64; N]; LANES]) -> [[u64; LANES]; N] {
     std::array::from_fn(|j| std::array::from_fn(|lane| rows[lane][j]))
 }
