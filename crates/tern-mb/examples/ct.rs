@@ -15,6 +15,12 @@
 //! - `exp_exponent`: an 8-lane 1024-bit exponentiation (an RSA-2048 CRT half) with exponent
 //!   0, which selects table entry 0 at every window (Left), or a random exponent (Right);
 //! - `exp_base`: the same with base 0 (Left) or a random base (Right), the exponent fixed.
+//! - `x25519_scalar`: eight X25519 ladders with every scalar zero before clamping (Left) or
+//!   random scalars (Right), the u-coordinates fixed;
+//! - `x25519_point`: the same with every u zero (Left) or random (Right), the scalars fixed;
+//! - `x25519_scalar_fixed`, `x25519_point_fixed`: the scalars (or u's) fixed but not zero
+//!   (Left) or random (Right): tells a dependence on the value in general from one on
+//!   all-zero inputs (see the design note).
 //!
 //! dudect prints `max t`: |t| above 5 says the two classes' timings differ (not constant
 //! time); below 5 after many samples is evidence, not proof, that they do not. Without
@@ -199,13 +205,76 @@ mod benches {
     pub fn exp_base(runner: &mut CtRunner, _rng: &mut BenchRng) {
         run_exp(runner, false);
     }
+
+    /// Eight random 32-byte strings.
+    fn strings(stream: &mut Stream) -> [[u8; 32]; LANES] {
+        std::array::from_fn(|_| {
+            let mut out = [0u8; 32];
+            for chunk in out.chunks_mut(8) {
+                chunk.copy_from_slice(&stream.next().to_le_bytes());
+            }
+            out
+        })
+    }
+
+    /// Eight ladders; the scalars (`secret_scalar`) or the u's vary by class: Left gets
+    /// `left`, Right random strings; the other input is fixed.
+    fn run_x25519(runner: &mut CtRunner, secret_scalar: bool, left: Option<[[u8; 32]; LANES]>) {
+        let Some(kernel) = kernel() else { return };
+        let mut stream = Stream(3);
+        let fixed = strings(&mut stream);
+        let left = left.unwrap_or([[0u8; 32]; LANES]);
+        for _ in 0..20_000 {
+            let class = stream.class();
+            // Both classes draw random inputs, so the harness runs the same code before each
+            // timed call (a ~57 µs call is short enough for that to show otherwise).
+            let random = strings(&mut stream);
+            let varied = match class {
+                Class::Left => left,
+                Class::Right => random,
+            };
+            let (scalars, points) = if secret_scalar {
+                (varied, fixed)
+            } else {
+                (fixed, varied)
+            };
+            runner.run_one(class, || kernel.x25519(&scalars, &points));
+        }
+    }
+
+    pub fn x25519_scalar(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        run_x25519(runner, true, None);
+    }
+
+    pub fn x25519_point(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        run_x25519(runner, false, None);
+    }
+
+    pub fn x25519_scalar_fixed(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        run_x25519(runner, true, Some(strings(&mut Stream(4))));
+    }
+
+    pub fn x25519_point_fixed(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        run_x25519(runner, false, Some(strings(&mut Stream(4))));
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-use benches::{exp_base, exp_exponent, table_scan};
+use benches::{
+    exp_base, exp_exponent, table_scan, x25519_point, x25519_point_fixed, x25519_scalar,
+    x25519_scalar_fixed,
+};
 
 #[cfg(target_arch = "x86_64")]
-dudect_bencher::ctbench_main!(table_scan, exp_exponent, exp_base);
+dudect_bencher::ctbench_main!(
+    table_scan,
+    exp_exponent,
+    exp_base,
+    x25519_scalar,
+    x25519_point,
+    x25519_point_fixed,
+    x25519_scalar_fixed
+);
 
 #[cfg(not(target_arch = "x86_64"))]
 fn main() {

@@ -49,7 +49,7 @@ use core::arch::x86_64::{
 };
 
 /// Eight lanes of one limb.
-type Vec8 = __m512i;
+pub(crate) type Vec8 = __m512i;
 
 /// Lanes processed together.
 pub const LANES: usize = 8;
@@ -420,7 +420,7 @@ fn window(exponent: &[[u64; LANES]], pos: usize) -> Vec8 {
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn lanes(x: [u64; LANES]) -> Vec8 {
+pub(crate) fn lanes(x: [u64; LANES]) -> Vec8 {
     _mm512_set_epi64(
         x[7] as i64,
         x[6] as i64,
@@ -434,7 +434,7 @@ fn lanes(x: [u64; LANES]) -> Vec8 {
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn unlanes(v: Vec8) -> [u64; LANES] {
+pub(crate) fn unlanes(v: Vec8) -> [u64; LANES] {
     let low = _mm512_extracti64x4_epi64::<0>(v);
     let high = _mm512_extracti64x4_epi64::<1>(v);
     [

@@ -1,4 +1,5 @@
-//! Multi-buffer crypto: up to eight independent RSA private operations at once on AVX-512 IFMA.
+//! Multi-buffer crypto: up to eight independent RSA private operations, or eight X25519
+//! computations, at once on AVX-512 IFMA.
 //!
 //! A TLS terminator spends most of a full RSA handshake in one private-key operation. aws-lc
 //! runs each one alone, on 64-bit scalar multiplies; a CPU with AVX-512 IFMA multiplies eight
@@ -9,11 +10,12 @@
 //!
 //! | layer | file | what |
 //! |---|---|---|
-//! | kernel | `ifma.rs` | 8-lane Montgomery multiplication in radix 2^52, fixed-window exponentiation with full masked table scans, Garner's step; the only `unsafe` (entry into `#[target_feature]` code) |
+//! | kernel | `ifma.rs` | 8-lane Montgomery multiplication in radix 2^52, fixed-window exponentiation with full masked table scans, Garner's step; `unsafe` only at the entries into `#[target_feature]` code (here and one in `x25519.rs`) |
 //! | numbers | `radix52.rs` | scalar conversions and constant-time helpers (key set-up, recombination) |
 //! | keys | `key.rs` | PKCS#1/PKCS#8 DER → aws-lc-rs key (fallback) + precomputed CRT halves |
 //! | encoding | `pad.rs` | PKCS#1 v1.5 and PSS encodings (RFC 8017) |
 //! | RSA | `rsa.rs` | one batch: CRT halves in the kernel, recombination, the public-exponent fault check |
+//! | X25519 | `x25519.rs`, `x25519/field.rs` | eight RFC 7748 ladders, one per lane, on field arithmetic mod 2^255 − 19 in radix 2^52 ([`x25519_x8`], `None` without IFMA) |
 //!
 //! [`Batcher::sign`] decides per request: batched when the CPU has IFMA, the key is covered
 //! (2048/3072/4096-bit, two balanced primes) and at least two such requests share a key size;
@@ -32,6 +34,7 @@ mod key;
 mod pad;
 mod radix52;
 mod rsa;
+pub mod x25519;
 
 #[cfg(test)]
 mod tests;
@@ -43,6 +46,7 @@ use aws_lc_rs::rand::SystemRandom;
 pub use ifma::Kernel;
 pub use key::RsaKey;
 pub use pad::Scheme;
+pub use x25519::{x25519_base_x8, x25519_x8};
 
 /// Why a key could not be loaded or a signature made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

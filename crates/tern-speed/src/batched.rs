@@ -7,12 +7,20 @@
 //! the public key before it is returned, as it will be in the handshake; that check's
 //! cost is included. Without IFMA the row is not measured (it would only measure aws-lc
 //! again) and a note says so.
+//!
+//! X25519 gets two rows in the key agreement table, counted per operation like the aws-lc
+//! rows above them: `keygen_batched` (eight random scalars from aws-lc-rs's generator and
+//! their public keys, by the ladder on u = 9: tern-mb has no fixed-base table, aws-lc's
+//! `keygen` has) and `derive_batched` (eight shared secrets, eight different scalars and
+//! peer keys, as `derive` from a parsed peer key).
 
 use std::sync::Arc;
 
+use aws_lc_rs::agreement::{PrivateKey, X25519};
 use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::rand;
 use aws_lc_rs::signature::RsaKeyPair;
-use tern_mb::{Batcher, RsaKey, Scheme, SignRequest};
+use tern_mb::{x25519_base_x8, x25519_x8, Batcher, RsaKey, Scheme, SignRequest};
 
 use crate::catalog::{Algo, Section};
 use crate::measure::{measure, Op, Settings};
@@ -25,13 +33,18 @@ pub const BATCH: usize = 8;
 /// The `operation` of batched rows.
 pub const OPERATION: &str = "sign_batched";
 
+/// The `operation` of the batched X25519 rows.
+pub const X25519_KEYGEN: &str = "keygen_batched";
+pub const X25519_DERIVE: &str = "derive_batched";
+
 /// What the table's batched column means on this CPU.
 pub fn note() -> String {
     if Batcher::new().has_kernel() {
         format!(
             "batched/s: RSA-PSS signatures made {BATCH} at a time on AVX-512 IFMA (tern-mb), \
              each verified with the public key; ×sign is batched/s ÷ sign/s (aws-lc, \
-             one at a time)"
+             one at a time). X25519 keygen_batched and derive_batched: {BATCH} at a time, \
+             per operation"
         )
     } else {
         "batched/s: this CPU lacks AVX-512 IFMA, so tern-mb would sign with aws-lc one at a \
@@ -88,4 +101,52 @@ pub fn measure_rsa(
         OPERATION,
         &measured,
     )))
+}
+
+/// The batched X25519 rows (`keygen_batched`, `derive_batched`), none without IFMA.
+pub fn measure_x25519(settings: &Settings) -> Result<Vec<Row>, SpeedError> {
+    let random = |err| SpeedError::crypto("random scalar", err);
+    let peer_key = |err| SpeedError::crypto("peer key", err);
+    let mut scalars = [[0u8; 32]; BATCH];
+    let mut points = [[0u8; 32]; BATCH];
+    for (scalar, point) in scalars.iter_mut().zip(&mut points) {
+        rand::fill(scalar).map_err(random)?;
+        let peer = PrivateKey::generate(&X25519).map_err(peer_key)?;
+        let public = peer.compute_public_key().map_err(peer_key)?;
+        point.copy_from_slice(public.as_ref());
+    }
+    if x25519_x8(&scalars, &points).is_none() {
+        return Ok(Vec::new());
+    }
+    let missing = || SpeedError::crypto("batched X25519", "the IFMA kernel went away");
+    crate::sig::progress(Algo::X25519, X25519_KEYGEN, settings);
+    let keygen = measure(settings, || {
+        let op: Op = Box::new(move |_| {
+            let mut fresh = [[0u8; 32]; BATCH];
+            for scalar in &mut fresh {
+                rand::fill(scalar).map_err(random)?;
+            }
+            x25519_base_x8(&fresh).map(drop).ok_or_else(missing)
+        });
+        Ok(op)
+    })?;
+    crate::sig::progress(Algo::X25519, X25519_DERIVE, settings);
+    let derive = measure(settings, || {
+        let (scalars, points) = (&scalars, &points);
+        let op: Op = Box::new(move |_| x25519_x8(scalars, points).map(drop).ok_or_else(missing));
+        Ok(op)
+    })?;
+    Ok([(X25519_KEYGEN, keygen), (X25519_DERIVE, derive)]
+        .into_iter()
+        .map(|(operation, mut measured)| {
+            measured.ops *= BATCH as u64;
+            measured.rate *= BATCH as f64;
+            Row::new(
+                Section::KeyAgreement,
+                Algo::X25519.name(),
+                operation,
+                &measured,
+            )
+        })
+        .collect())
 }

@@ -5,7 +5,8 @@
 //!   each side sends), `derive` (the shared secret from a peer key parsed once, which is what
 //!   `openssl speed ecdhx25519` counts as an "op"), and ML-KEM-768 `keygen` (including the
 //!   encapsulation key's encoding), `encapsulate` (from the client's key bytes, as a server
-//!   does) and `decapsulate`;
+//!   does) and `decapsulate`; X25519 also eight at a time on AVX-512 IFMA
+//!   ([`crate::batched`]: `keygen_batched`, `derive_batched`);
 //! - **the exchange as TLS runs it** (`tls_key_exchange`): rustls's own key exchange groups,
 //!   the code a tern handshake executes. The client's share is `start` (its key pair) plus
 //!   `complete` (parsing the server's share, deriving); the server's share is
@@ -30,7 +31,10 @@ pub fn run(algos: &[Algo], settings: &Settings) -> Result<Vec<Row>, SpeedError> 
     let mut rows = Vec::new();
     for &algo in algos {
         match algo {
-            Algo::X25519 => ecdh(algo, &agreement::X25519, settings, &mut rows)?,
+            Algo::X25519 => {
+                ecdh(algo, &agreement::X25519, settings, &mut rows)?;
+                rows.extend(crate::batched::measure_x25519(settings)?);
+            }
             Algo::P256 => ecdh(algo, &agreement::ECDH_P256, settings, &mut rows)?,
             Algo::MlKem768 => mlkem(algo, settings, &mut rows)?,
             _ => {}

@@ -260,6 +260,27 @@ fn rsa_rows_include_the_batched_rate_on_ifma() {
 }
 
 #[test]
+fn x25519_rows_include_the_batched_rates_on_ifma() {
+    let settings = Settings {
+        duration: Duration::from_millis(20),
+        ..quick(1)
+    };
+    let rows = kx::run(&[Algo::X25519], &settings).unwrap();
+    let table = table::render(Section::KeyAgreement, &rows);
+    for operation in [batched::X25519_KEYGEN, batched::X25519_DERIVE] {
+        let row = rows.iter().find(|r| r.operation == operation);
+        if tern_mb::Batcher::new().has_kernel() {
+            let row = row.unwrap();
+            // Eight operations per batch: the count is a multiple of eight.
+            assert!(row.ops >= 8 && row.ops % 8 == 0, "{row:?}");
+            assert!(table.contains(operation), "{table}");
+        } else {
+            assert!(row.is_none(), "{rows:?}");
+        }
+    }
+}
+
+#[test]
 fn seed_002_table_has_every_row_with_positive_rates() {
     let rows = cbc::run(&[Algo::Aes128CbcHmacSha1], &quick(1)).unwrap();
     let libraries = if cfg!(feature = "openssl-engine") {
