@@ -16,7 +16,7 @@
 //!   refuses TLS 1.0/1.1 and their SHA-1 signatures at level 1 and above); every other bind
 //!   keeps the system's level (Debian: 2);
 //! - client-initiated renegotiation off (a CPU cost a client could impose for nothing);
-//! - ALPN from the bind's list (HTTP/1.x only: HTTP/2 is served on rustls binds);
+//! - ALPN from the bind's list, `h2` included (served by the same HTTP/2 code as on rustls);
 //! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
 //!   per process) unless `tickets = false`;
 //! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`).

@@ -244,14 +244,13 @@ fn tls_table(opts: &BindOpts, line: usize, cx: &mut Cx<'_>) -> Option<String> {
     let alpn = opts.alpn.clone().unwrap_or_default();
     if openssl {
         openssl_keys(&mut t, &policy, line, cx);
-        t.set("alpn", strings(&openssl_alpn(alpn, line, cx)));
     } else {
         t.set_opt("ciphers", policy.ciphers.as_deref().map(strings));
         t.set_opt("suites", policy.suites.as_deref().map(strings));
         t.set_opt("groups", policy.groups.as_deref().map(strings));
         t.set_opt("sigalgs", policy.sigalgs.as_deref().map(strings));
-        t.set("alpn", strings(&alpn));
     }
+    t.set("alpn", strings(&alpn));
     t.set_opt(
         "prefer_server_ciphers",
         policy.prefer_server_ciphers.map(|b| b.to_string()),
@@ -291,19 +290,6 @@ fn openssl_keys(t: &mut Inline, policy: &TlsOpts, line: usize, cx: &mut Cx<'_>) 
             );
         }
     }
-}
-
-/// A legacy bind's ALPN without `h2` (HTTP/2 is served on rustls binds), said when dropped.
-fn openssl_alpn(mut alpn: Vec<String>, line: usize, cx: &mut Cx<'_>) -> Vec<String> {
-    if alpn.iter().any(|p| p == "h2") {
-        alpn.retain(|p| p != "h2");
-        cx.approx(
-            line,
-            "alpn",
-            "h2 dropped: this bind runs on the OpenSSL engine (legacy ciphers or versions), which serves HTTP/1.1",
-        );
-    }
-    alpn
 }
 
 /// `verify`, `ca-file`, `crl-file` → `client_auth`.

@@ -35,8 +35,10 @@ fn openssl_engine_takes_legacy_versions_and_cipher_strings() {
     );
     assert_eq!(p.suites.as_deref(), Some("TLS_AES_128_GCM_SHA256"));
     assert!(p.dh_param_file.as_ref().unwrap().ends_with("dh.pem"));
-    // HTTP/2 is rustls-only: the default ALPN of an OpenSSL bind is HTTP/1.1.
-    assert_eq!(t.policy.alpn, ["http/1.1"]);
+    // The default ALPN is the rustls engine's: HTTP/2 first.
+    assert_eq!(t.policy.alpn, ["h2", "http/1.1"]);
+    let t = tls("certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"http/1.1\", \"h2\"]");
+    assert_eq!(t.policy.alpn, ["http/1.1", "h2"]);
 }
 
 #[test]
@@ -87,9 +89,9 @@ fn refused_suites_are_errors_naming_the_reason() {
 #[test]
 fn what_the_openssl_engine_lacks_is_refused_by_name() {
     tls_error(
-        "certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"h2\", \"http/1.1\"]",
+        "certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"h3\"]",
         "frontend[0].tls.alpn[0]",
-        "HTTP/2 is served on engine = \"rustls\" binds only",
+        "unsupported ALPN protocol `h3`",
     );
     tls_error(
         "certs = [\"a.pem\"], engine = \"openssl\", groups = [\"x25519\"]",

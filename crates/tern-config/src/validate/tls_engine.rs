@@ -2,8 +2,8 @@
 //! strings checked against the refused families, DH parameters.
 //!
 //! What the OpenSSL engine does not do yet is refused here by name (`groups`, `sigalgs`,
-//! shared ticket keys, HTTP/2), rather than silently ignored: a bind never runs with less than
-//! its file says.
+//! shared ticket keys), rather than silently ignored: a bind never runs with less than its file
+//! says. ALPN means what it means on rustls binds, `h2` included, with the same default.
 
 use super::Checker;
 use crate::locate::KeyPath;
@@ -76,8 +76,8 @@ impl Checker<'_> {
             .map(|file| self.file_path(file, &path.key("dh_param_file")));
         let rustls = TlsPolicy::default();
         let alpn = match &raw.alpn {
-            None => vec!["http/1.1".to_owned()],
-            Some(list) => self.openssl_alpn(list, &path.key("alpn")),
+            None => rustls.alpn.clone(),
+            Some(list) => self.alpn(list, &path.key("alpn")),
         };
         let policy = TlsPolicy {
             alpn,
@@ -124,17 +124,6 @@ impl Checker<'_> {
             }
         }
         Some(elements.join(":"))
-    }
-
-    fn openssl_alpn(&mut self, list: &[String], path: &KeyPath) -> Vec<String> {
-        let alpn = self.alpn(list, path);
-        if let Some(i) = list.iter().position(|p| p == "h2") {
-            self.issue(
-                &path.index(i),
-                "HTTP/2 is served on engine = \"rustls\" binds only (use http/1.1)",
-            );
-        }
-        alpn
     }
 }
 

@@ -1,7 +1,7 @@
 //! The OpenSSL engine of a bind (`tls.engine = "openssl"`), beside the rustls one
 //! (`handshake.rs`, `stream.rs`): built for every such bind at start-up ([`openssl_binds`]),
 //! handshaken per connection (`ossl/engine.rs`), and served by the same protocol loops (HTTP/1.1,
-//! TCP mode) through [`crate::listen::client::ClientStream`].
+//! HTTP/2, TCP mode) through [`crate::listen::client::ClientStream`].
 //!
 //! Why its own path rather than a second case inside the rustls one: the rustls path is written
 //! around rustls' state (its own stream with gathered writes, the ClientHello peeked for the

@@ -587,13 +587,13 @@ fn legacy_binds_select_the_openssl_engine() {
     ));
     assert_eq!(
         warned(&c.warnings),
-        ["10: curves", "10: alpn", "11: curves", "12: ciphers"]
+        ["10: curves", "11: curves", "12: ciphers"]
     );
     assert_has(
         &c,
         "{ address = \":443\", tls = { certs = [\"/etc/site.pem\"], engine = \"openssl\", \
          ciphers = [\"AES128-SHA\", \"DHE-RSA-AES128-SHA\", \"!aNULL\"], \
-         dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [\"http/1.1\"], \
+         dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [\"h2\", \"http/1.1\"], \
          resumption = { cache_size = 20000 } } },",
     );
     assert_has(

@@ -3,7 +3,14 @@
 //!
 //! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
 //! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
-//! clients, and that optimisation stays with the default engine for now.
+//! clients, and that optimisation stays with the default engine for HTTP/1.1 for now. HTTP/2
+//! (ALPN `h2`) gets a write buffer in front of OpenSSL, as h2c does in front of the socket.
+//!
+//! HTTP/2 is served whatever suite was negotiated, CBC ones included: RFC 9113 §9.2.2 lets a
+//! server refuse TLS 1.2 suites without AEAD or ephemeral key exchange (INADEQUATE_SECURITY)
+//! but does not require it, HAProxy and nginx serve them, and a client that offers `h2` with
+//! such a suite is one that accepts it. An operator who wants HTTP/1.1 only on a legacy bind
+//! leaves `h2` out of its `alpn`.
 
 use std::io;
 use std::pin::Pin;
@@ -13,7 +20,7 @@ use std::task::{Context, Poll};
 
 use openssl::ssl::{ErrorCode, NameType, SslRef, SslVersion};
 use rustls::{CipherSuite, HandshakeKind, ProtocolVersion};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
@@ -22,6 +29,7 @@ use tracing::debug;
 use super::OsslBind;
 use crate::access_log::Tracker;
 use crate::http1::conn;
+use crate::http2;
 use crate::listen::accept::Acceptor;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
@@ -31,6 +39,10 @@ use crate::tls::handshake::{HandshakeEnd, Handshakes};
 use crate::tls::stats::{Failure, Negotiated};
 use crate::track::Tracking;
 use crate::worker::Worker;
+
+/// What an HTTP/2 connection's writes gather before they go to OpenSSL (one record of at
+/// most 16 KiB).
+const H2_WRITE_BUFFER: usize = 16 * 1024;
 
 /// An established client connection on the OpenSSL engine, and the client's verified
 /// certificate (DER) on a bind with `client_auth`.
@@ -81,9 +93,37 @@ pub(crate) async fn session(
         Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
         return;
     }
+    if stream.0.ssl().selected_alpn_protocol() == Some(b"h2") {
+        return serve_h2(w, frontend, stream, addrs, log, track).await;
+    }
     let start = conn::Start::now(true);
     let proxy = conn::serve(w, frontend, stream, addrs, start, log, track);
     Box::pin(Profiled::new(Kind::Request, proxy)).await;
+}
+
+/// Serves a connection on which ALPN chose `h2` with the HTTP/2 code of rustls binds.
+///
+/// OpenSSL makes each `SSL_write` a record and a system call: a buffer in front of it makes
+/// the frames of one turn one record and one write, as tern's rustls stream gathers them
+/// (the same arrangement as h2c, `listen/session.rs`).
+async fn serve_h2(
+    w: Rc<Worker>,
+    frontend: usize,
+    stream: OsslStream,
+    addrs: Addrs,
+    log: Option<Box<Tracker>>,
+    track: Tracking,
+) {
+    let local = addrs
+        .local()
+        .or_else(|| stream.0.get_ref().local_addr().ok());
+    let sni = stream.sni().map(str::to_owned);
+    let cert = stream.1.clone();
+    let info = http2::tls_conn_info(&addrs, local, Some((sni, cert, None)));
+    let buffered = BufWriter::with_capacity(H2_WRITE_BUFFER, http2::Lingering(stream));
+    let io = http2::Coalesce::new(buffered);
+    let h2 = http2::serve(w, frontend, io, info, log, track);
+    Box::pin(Profiled::new(Kind::Http2, h2)).await;
 }
 
 /// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls.
@@ -242,6 +282,12 @@ impl AsyncWrite for OsslStream {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+impl http2::Socket for OsslStream {
+    fn tcp(&self) -> &TcpStream {
+        self.0.get_ref()
     }
 }
 

@@ -1,0 +1,140 @@
+//! What the OpenSSL engine (`tls.engine = "openssl"`) does as the rustls engine does, through
+//! the real binary with clients written by others (curl, h2load, `openssl s_client`): HTTP/2
+//! over ALPN `h2`, CBC suites included. Skipped (with a message) where a tool is missing.
+
+// The engine exists in the default build only (`openssl-engine`).
+#![cfg(feature = "openssl-engine")]
+#![allow(clippy::unwrap_used)]
+
+mod support;
+use support::tls_client::*;
+use support::*;
+
+use std::process::{Command, Output, Stdio};
+
+use tern_tls::KeyKind;
+
+fn tools(names: &[&str]) -> bool {
+    match names.iter().find(|n| !have(n)) {
+        None => true,
+        Some(missing) => {
+            println!("skipped: {missing} not installed");
+            false
+        }
+    }
+}
+
+/// tern with an RSA certificate for `localhost`, one OpenSSL bind with `policy` (raw TOML keys
+/// of its `tls` table) in front of one term backend.
+fn tern_openssl(tag: &str, policy: &str) -> (Tern, Term) {
+    let term = Term::start(&format!("{tag}-be"));
+    let dir = temp_dir(tag);
+    let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
+    let bind = format!(
+        "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", {policy} }} }}"
+    );
+    let cfg = Config::new().terms(&[&term]).binds(&[&bind]);
+    (Tern::run_in(dir, &cfg.toml()), term)
+}
+
+/// curl against `https://localhost:PORT/PATH` on tern's first bind, with `args`.
+fn curl(tern: &Tern, path: &str, args: &[&str]) -> Output {
+    let port = tern.addr().port();
+    Command::new("curl")
+        .args(["-sSk", "--max-time", "20"])
+        .args(["--resolve", &format!("localhost:{port}:127.0.0.1")])
+        .args(args)
+        .arg(format!("https://localhost:{port}{path}"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// ALPN `h2` on an OpenSSL bind is HTTP/2, served by the code of rustls binds: the default
+/// ALPN list offers it first, curl gets its bodies both ways over TLS 1.3 and over a TLS 1.2
+/// CBC suite (served, as HAProxy and nginx do: RFC 9113 §9.2.2 allows it), h2load runs many
+/// streams per connection, and the frontend counts HTTP/2 sessions.
+#[test]
+fn http2_is_served_on_openssl_binds() {
+    if !tools(&["openssl", "curl", "h2load"]) {
+        return;
+    }
+    let (tern, _term) = tern_openssl(
+        "ossl-h2",
+        "ciphers = [\"ECDHE-RSA-AES128-GCM-SHA256\", \"AES128-SHA\"]",
+    );
+    // The default ALPN is the rustls engine's: h2 first.
+    let s = s_client(
+        tern.addr(),
+        Some("localhost"),
+        &["-alpn", "h2,http/1.1"],
+        None,
+    );
+    assert!(s.out.contains("ALPN protocol: h2"), "{}", s.out);
+    let out = curl(
+        &tern,
+        "/?s=1k",
+        &["--http2", "-w", "%{http_version} %{http_code}"],
+    );
+    let body = text(&out.stdout);
+    assert!(body.ends_with("2 200"), "{out:?}");
+    assert_eq!(body.len(), 1024 + "2 200".len(), "{out:?}");
+    // A request body over HTTP/2, echoed back by the term server.
+    let out = curl(
+        &tern,
+        "/?e=1",
+        &[
+            "--http2",
+            "--data-binary",
+            "hello over h2",
+            "-w",
+            " %{http_version}",
+        ],
+    );
+    assert!(text(&out.stdout).contains("hello over h2"), "{out:?}");
+    assert!(text(&out.stdout).ends_with(" 2"), "{out:?}");
+    // Static RSA with AES-CBC, still HTTP/2.
+    let cbc = [
+        "--http2",
+        "--tls-max",
+        "1.2",
+        "--ciphers",
+        "AES128-SHA",
+        "-w",
+        "%{http_version} %{http_code}",
+        "-o",
+        "/dev/null",
+    ];
+    let out = curl(&tern, "/", &cbc);
+    assert_eq!(text(&out.stdout), "2 200", "{out:?}");
+    let port = tern.addr().port();
+    let out = Command::new("h2load")
+        .args(["-n", "400", "-c", "2", "-m", "16"])
+        .arg(format!("https://127.0.0.1:{port}/?s=1k"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}\n{}", text(&out.stderr));
+    assert!(report.contains("Application protocol: h2"), "{report}");
+    assert!(
+        report.contains("400 succeeded, 0 failed, 0 errored"),
+        "{report}"
+    );
+    // HTTP/1.1 is still what a client offering only it gets.
+    let out = curl(
+        &tern,
+        "/",
+        &["--http1.1", "-w", "%{http_version}", "-o", "/dev/null"],
+    );
+    assert_eq!(text(&out.stdout), "1.1", "{out:?}");
+    let c = tern.stop_clean();
+    // s_client's connection chose h2 and closed without a preface: a session, and its error.
+    assert_eq!(c.get("frontend web", "h2_sessions"), 6, "{c:?}");
+    assert_eq!(c.get("frontend web", "h2_errors"), 1, "{c:?}");
+    assert_eq!(c.get("frontend web", "h2_streams"), 403, "{c:?}");
+}
