@@ -1,6 +1,7 @@
-//! The OpenSSL engine of a bind (`tls.engine = "openssl"`): one `SslContext` per certificate,
-//! built from the bind's settings, the one of the first certificate being the default and the
-//! others chosen by SNI in the servername callback.
+//! The OpenSSL engine of a bind (`tls.engine = "openssl"`): one `SslContext` per group of
+//! certificates serving the same names with different key types (`ossl/sni.rs`), built from
+//! the bind's settings, the first certificate's being the default and the others chosen by SNI
+//! in the servername callback.
 //!
 //! Why a second engine: legacy clients need static RSA, DHE and AES-CBC suites and TLS 1.0 or
 //! 1.1, which rustls does not implement (issue 21). rustls stays the default; this engine is
@@ -86,16 +87,28 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
     let loaded = certs::load_all(settings)?;
     let sources = certs::sources(settings)?;
     let dh = context::dh_params(policy)?;
-    let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
-    let mut builders = sources
+    let kinds: Vec<_> = loaded
         .iter()
-        .map(|cert| context::build(settings, policy, &dh, cert))
-        .collect::<Result<Vec<_>, _>>()?
+        .map(|((key, _), _)| key.key.algorithm())
+        .collect();
+    let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
+    if names.is_empty() {
+        return Err(TlsError::NoCertificates);
+    }
+    let plan = sni::plan(&names, &kinds);
+    let mut builders = plan
+        .contexts
+        .iter()
+        .map(|set| {
+            let certs: Vec<_> = set.iter().filter_map(|&i| sources.get(i)).collect();
+            context::build(settings, policy, &dh, &certs)
+        })
+        .collect::<Result<Vec<_>, TlsError>>()?
         .into_iter();
     let first = builders.next().ok_or(TlsError::NoCertificates)?;
     let others = builders.map(|b| b.build()).collect();
     let certificates = names.len();
-    let default = sni::with_selection(settings, first, others, &names);
+    let default = sni::with_selection(plan, settings.strict_sni, first, others);
     Ok(OsslAcceptor {
         default,
         certificates,

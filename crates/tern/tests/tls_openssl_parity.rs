@@ -138,3 +138,68 @@ fn http2_is_served_on_openssl_binds() {
     assert_eq!(c.get("frontend web", "h2_errors"), 1, "{c:?}");
     assert_eq!(c.get("frontend web", "h2_streams"), 403, "{c:?}");
 }
+
+const REQUEST: &[u8] = b"GET /ossl HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+
+/// The size of the server's key as `s_client` reports it (`Server public key is N bit`).
+fn server_key_bits(out: &str) -> &str {
+    out.split("Server public key is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or("none")
+}
+
+/// tern with an ECDSA and an RSA certificate for the same names on one OpenSSL bind, in that
+/// order, with `policy` (raw TOML keys of its `tls` table).
+fn tern_dual(tag: &str, policy: &str) -> (Tern, Term) {
+    let term = Term::start(&format!("{tag}-be"));
+    let dir = temp_dir(tag);
+    let ecdsa = write_cert(&dir, "site-ecdsa", KeyKind::EcdsaP256);
+    let rsa = write_cert(&dir, "site-rsa", KeyKind::Rsa2048);
+    let bind = format!(
+        "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{ecdsa:?}, {rsa:?}], engine = \"openssl\", \
+         {policy} }} }}"
+    );
+    let cfg = Config::new().terms(&[&term]).binds(&[&bind]);
+    (Tern::run_in(dir, &cfg.toml()), term)
+}
+
+/// Two certificates for the same names, ECDSA and RSA: an ECDSA-capable client gets the ECDSA
+/// one (TLS 1.3 and 1.2, with or without SNI), an RSA-only client the RSA one (RSA signature
+/// algorithms only, or a static-RSA suite); each request reaches the backend.
+#[test]
+fn dual_rsa_and_ecdsa_certificates_serve_each_client_its_type() {
+    if !tools(&["openssl"]) {
+        return;
+    }
+    let (tern, _term) = tern_dual(
+        "ossl-dual",
+        "ciphers = [\"ECDHE-ECDSA-AES128-GCM-SHA256\", \"ECDHE-RSA-AES128-GCM-SHA256\", \
+         \"AES128-SHA\"]",
+    );
+    let run = |sni: Option<&str>, args: &[&str]| {
+        let s = s_client(tern.addr(), sni, args, Some(REQUEST));
+        assert!(s.out.contains("HTTP/1.1 200"), "{args:?}:\n{}", s.out);
+        s.out
+    };
+    for args in [&["-alpn", "http/1.1"][..], &["-tls1_2"]] {
+        let out = run(Some("localhost"), args);
+        assert_eq!(server_key_bits(&out), "256", "{args:?}:\n{out}");
+    }
+    let out = run(None, &["-tls1_2"]);
+    assert!(
+        out.contains("Cipher is ECDHE-ECDSA-AES128-GCM-SHA256"),
+        "{out}"
+    );
+    for args in [
+        &["-tls1_2", "-sigalgs", "RSA+SHA256"][..],
+        &["-tls1_2", "-cipher", "AES128-SHA"],
+        &["-sigalgs", "rsa_pss_rsae_sha256", "-alpn", "http/1.1"],
+    ] {
+        let out = run(Some("localhost"), args);
+        assert_eq!(server_key_bits(&out), "2048", "{args:?}:\n{out}");
+    }
+    let out = run(None, &["-tls1_2", "-cipher", "AES128-SHA"]);
+    assert_eq!(server_key_bits(&out), "2048", "{out}");
+    tern.stop_clean();
+}

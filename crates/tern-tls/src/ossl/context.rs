@@ -1,4 +1,5 @@
-//! One certificate's `SslContext` with the bind's policy (see `ossl.rs` for what it carries).
+//! The `SslContext` of a group of certificates with the bind's policy (see `ossl.rs` for what
+//! it carries).
 
 use std::path::Path;
 
@@ -7,7 +8,6 @@ use openssl::pkey::{PKey, Params};
 use openssl::ssl::{
     AlpnError, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVersion,
 };
-use openssl::x509::X509;
 use tern_config::model::{CertSource, Certificate, OpensslPolicy, OsslVersion, TlsSettings};
 
 use super::CIPHER_EXCLUSIONS;
@@ -148,32 +148,49 @@ fn offered(mut list: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// One certificate's context: the policy, the chain and its key (checked to match).
+/// The context of one or more certificates of different key types (`sni.rs` groups them):
+/// the policy, then each chain and its key (checked to match). OpenSSL keeps one certificate
+/// per key type in a context and picks among them per handshake, by the suite and the
+/// client's signature algorithms.
 pub(super) fn build(
     settings: &TlsSettings,
     policy: &OpensslPolicy,
     dh: &Dh<Params>,
-    cert: &Certificate,
+    certs: &[&Certificate],
 ) -> Result<SslContextBuilder, TlsError> {
     let mut b = policy_builder(settings, policy, dh)?;
+    for cert in certs {
+        add_certificate(&mut b, cert)?;
+    }
+    Ok(b)
+}
+
+/// Loads a chain and its key into the slot of the key's type. The chain goes with that
+/// certificate alone (`SSL_CTX_use_certificate_chain_file`; `add_extra_chain_cert` would
+/// serve one chain with every key type), so OpenSSL reads the certificate file itself, after
+/// tern's loader read and checked it.
+fn add_certificate(b: &mut SslContextBuilder, cert: &Certificate) -> Result<(), TlsError> {
     let (cert_path, key_path) = match &cert.source {
         CertSource::Combined(path) => (path, path),
         CertSource::Split { cert, key } => (cert, key),
     };
     let at = |path: &Path| error(path.display().to_string());
-    let chain = X509::stack_from_pem(&read(cert_path)?).map_err(at(cert_path))?;
-    let mut chain = chain.into_iter();
-    let leaf = chain.next().ok_or_else(|| TlsError::NoCertificate {
-        path: cert_path.clone(),
-    })?;
-    b.set_certificate(&leaf).map_err(at(cert_path))?;
-    for extra in chain {
-        b.add_extra_chain_cert(extra).map_err(at(cert_path))?;
-    }
+    // The bindings panic on a path that is not UTF-8 or holds a NUL: refused first.
+    let chain_file = cert_path
+        .to_str()
+        .filter(|p| !p.contains('\0'))
+        .ok_or_else(|| {
+            TlsError::OpenSsl(format!(
+                "{}: the OpenSSL engine needs a UTF-8 path",
+                cert_path.display()
+            ))
+        })?;
+    b.set_certificate_chain_file(chain_file)
+        .map_err(at(cert_path))?;
     let key = PKey::private_key_from_pem(&read(key_path)?).map_err(at(key_path))?;
     b.set_private_key(&key).map_err(at(key_path))?;
     b.check_private_key().map_err(at(key_path))?;
-    Ok(b)
+    Ok(())
 }
 
 #[cfg(test)]
