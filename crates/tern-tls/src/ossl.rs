@@ -20,7 +20,9 @@
 //! - ALPN from the bind's list, `h2` included (served by the same HTTP/2 code as on rustls);
 //! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
 //!   per process) unless `tickets = false`;
-//! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`).
+//! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`);
+//! - `groups` and `sigalgs` when configured (the rustls engine's names, mapped to OpenSSL's),
+//!   else OpenSSL's defaults (which add P-521, X448 and the RFC 7919 groups).
 //!
 //! Names come from the same loader as the rustls engine (`certs.rs`: SAN, else CN, plus the
 //! certificate's `names`), so SNI selects the same certificate on both engines.

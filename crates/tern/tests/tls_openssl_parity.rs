@@ -201,5 +201,70 @@ fn dual_rsa_and_ecdsa_certificates_serve_each_client_its_type() {
     }
     let out = run(None, &["-tls1_2", "-cipher", "AES128-SHA"]);
     assert_eq!(server_key_bits(&out), "2048", "{out}");
-    tern.stop_clean();
+    let c = tern.stop_clean();
+    assert_eq!(c.get("tls web", "cert_ecdsa"), 3, "{c:?}");
+    assert_eq!(c.get("tls web", "cert_rsa"), 4, "{c:?}");
+    assert_eq!(c.get("tls web", "cert_other"), 0, "{c:?}");
+}
+
+/// `groups` and `sigalgs` on an OpenSSL bind, with the rustls engine's names: the group and
+/// the signature scheme are the listed ones, a client without a listed group is refused; and
+/// the handshakes are counted by group, certificate type and suite under their names (legacy
+/// suites by their IANA names, a static-RSA one as exchanging no key).
+#[test]
+fn groups_and_sigalgs_apply_and_handshakes_are_counted_by_name() {
+    if !tools(&["openssl"]) {
+        return;
+    }
+    let (tern, _term) = tern_openssl(
+        "ossl-groups",
+        "groups = [\"P-384\"], sigalgs = [\"rsa_pss_rsae_sha384\"], \
+         ciphers = [\"ECDHE-RSA-AES128-GCM-SHA256\", \"AES128-SHA\", \
+         \"DHE-RSA-AES128-GCM-SHA256\", \"ECDHE-RSA-AES128-SHA256\"]",
+    );
+    let run = |args: &[&str]| {
+        let s = s_client(tern.addr(), Some("localhost"), args, Some(REQUEST));
+        assert!(s.out.contains("HTTP/1.1 200"), "{args:?}:\n{}", s.out);
+        s.out
+    };
+    for args in [
+        &["-alpn", "http/1.1"][..],
+        &["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"],
+        &["-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA256"],
+    ] {
+        let out = run(args);
+        assert!(
+            out.contains("Server Temp Key: ECDH, secp384r1"),
+            "{args:?}:\n{out}"
+        );
+        assert!(
+            out.contains("Peer signing digest: SHA384"),
+            "{args:?}:\n{out}"
+        );
+    }
+    run(&["-tls1_2", "-cipher", "AES128-SHA"]);
+    let out = run(&["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256"]);
+    assert!(out.contains("Server Temp Key: DH, 2048 bits"), "{out}");
+    let s = s_client(tern.addr(), Some("localhost"), &["-groups", "X25519"], None);
+    assert!(!s.ok, "a client without P-384 was served:\n{}", s.out);
+    let c = tern.stop_clean();
+    let tls = |k: &str| c.get("tls web", k);
+    let suites = |k: &str| c.get("tls_suites web", k);
+    assert_eq!(tls("full_tls13"), 1, "{c:?}");
+    assert_eq!(tls("full_tls12"), 4, "{c:?}");
+    assert_eq!(tls("full_p384"), 3, "{c:?}");
+    assert_eq!(tls("full_ffdhe2048"), 1, "{c:?}");
+    assert_eq!(tls("full_none"), 1, "{c:?}");
+    assert_eq!(tls("full_other"), 0, "{c:?}");
+    assert_eq!(tls("cert_rsa"), 5, "{c:?}");
+    assert_eq!(tls("fail_no_shared_cipher"), 1, "{c:?}");
+    for suite in [
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_RSA_WITH_AES_128_CBC_SHA",
+        "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+    ] {
+        assert_eq!(suites(&format!("full_{suite}")), 1, "{suite}: {c:?}");
+    }
+    assert_eq!(suites("full_other"), 0, "{c:?}");
 }

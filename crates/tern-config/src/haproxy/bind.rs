@@ -243,13 +243,13 @@ fn tls_table(opts: &BindOpts, line: usize, cx: &mut Cx<'_>) -> Option<String> {
     t.set_opt("max_version", policy.max_version.map(string));
     let alpn = opts.alpn.clone().unwrap_or_default();
     if openssl {
-        openssl_keys(&mut t, &policy, line, cx);
+        openssl_keys(&mut t, &policy, cx);
     } else {
         t.set_opt("ciphers", policy.ciphers.as_deref().map(strings));
         t.set_opt("suites", policy.suites.as_deref().map(strings));
-        t.set_opt("groups", policy.groups.as_deref().map(strings));
-        t.set_opt("sigalgs", policy.sigalgs.as_deref().map(strings));
     }
+    t.set_opt("groups", policy.groups.as_deref().map(strings));
+    t.set_opt("sigalgs", policy.sigalgs.as_deref().map(strings));
     t.set("alpn", strings(&alpn));
     t.set_opt(
         "prefer_server_ciphers",
@@ -272,24 +272,12 @@ fn needs_openssl(policy: &TlsOpts) -> bool {
 }
 
 /// The OpenSSL engine's keys: the cipher string as written, the TLS 1.3 suites, the global
-/// DH parameters; `curves` and `sigalgs` are not applied there (said once per bind).
-fn openssl_keys(t: &mut Inline, policy: &TlsOpts, line: usize, cx: &mut Cx<'_>) {
+/// DH parameters (`curves` and `sigalgs` are written for both engines).
+fn openssl_keys(t: &mut Inline, policy: &TlsOpts, cx: &mut Cx<'_>) {
     t.set_opt("ciphers", policy.cipher_string.as_deref().map(strings));
     t.set_opt("suites", policy.suites.as_deref().map(strings));
     let dh = cx.global.dh_param_file.clone();
     t.set_opt("dh_param_file", dh.as_deref().map(string));
-    for (keyword, set) in [
-        ("curves", policy.groups.is_some()),
-        ("sigalgs", policy.sigalgs.is_some()),
-    ] {
-        if set {
-            cx.approx(
-                line,
-                keyword,
-                "not applied on this bind, which runs on the OpenSSL engine (legacy ciphers or versions): OpenSSL's defaults",
-            );
-        }
-    }
 }
 
 /// `verify`, `ca-file`, `crl-file` → `client_auth`.

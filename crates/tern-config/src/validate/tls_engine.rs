@@ -1,9 +1,9 @@
 //! `tls.engine` and the OpenSSL engine's policy: versions down to TLS 1.0, OpenSSL cipher
 //! strings checked against the refused families, DH parameters.
 //!
-//! What the OpenSSL engine does not do yet is refused here by name (`groups`, `sigalgs`,
-//! shared ticket keys), rather than silently ignored: a bind never runs with less than its file
-//! says. ALPN means what it means on rustls binds, `h2` included, with the same default.
+//! What the OpenSSL engine does not do yet is refused here by name (shared ticket keys),
+//! rather than silently ignored: a bind never runs with less than its file says. ALPN,
+//! `groups` and `sigalgs` take the names, and have the meaning, they have on rustls binds.
 
 use super::Checker;
 use crate::locate::KeyPath;
@@ -49,17 +49,8 @@ impl Checker<'_> {
         let ciphers = self.cipher_string(raw.ciphers.as_deref(), &path.key("ciphers"), below13);
         let tls13 = max_version == OsslVersion::Tls13;
         let suites = self.cipher_string(raw.suites.as_deref(), &path.key("suites"), tls13);
-        for (key, set) in [
-            ("groups", raw.groups.is_some()),
-            ("sigalgs", raw.sigalgs.is_some()),
-        ] {
-            if set {
-                self.issue(
-                    &path.key(key),
-                    "not supported with engine = \"openssl\" yet",
-                );
-            }
-        }
+        let groups = self.named_list(raw.groups.as_deref(), &path.key("groups"), true);
+        let sigalgs = self.named_list(raw.sigalgs.as_deref(), &path.key("sigalgs"), true);
         let ticket_file = raw
             .resumption
             .as_ref()
@@ -92,6 +83,8 @@ impl Checker<'_> {
             ciphers,
             suites,
             dh_param_file,
+            groups,
+            sigalgs,
         };
         (policy, openssl)
     }

@@ -19,6 +19,8 @@ use crate::tls::reload::BindTlsError;
 #[cfg(feature = "openssl-engine")]
 mod engine;
 #[cfg(feature = "openssl-engine")]
+mod negotiated;
+#[cfg(feature = "openssl-engine")]
 pub(crate) use engine::session;
 
 /// A bind's OpenSSL engine, shared by the workers.

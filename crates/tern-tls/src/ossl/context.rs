@@ -8,7 +8,9 @@ use openssl::pkey::{PKey, Params};
 use openssl::ssl::{
     AlpnError, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVersion,
 };
-use tern_config::model::{CertSource, Certificate, OpensslPolicy, OsslVersion, TlsSettings};
+use tern_config::model::{
+    CertSource, Certificate, KxGroup, OpensslPolicy, OsslVersion, SigAlg, TlsSettings,
+};
 
 use super::CIPHER_EXCLUSIONS;
 use crate::TlsError;
@@ -63,6 +65,31 @@ fn version(v: OsslVersion) -> SslVersion {
     }
 }
 
+/// OpenSSL's name of a key exchange group (`SSL_CTX_set1_groups_list`).
+fn group_name(g: KxGroup) -> &'static str {
+    match g {
+        KxGroup::X25519 => "X25519",
+        KxGroup::X25519Mlkem768 => "X25519MLKEM768",
+        KxGroup::Secp256r1 => "P-256",
+        KxGroup::Secp384r1 => "P-384",
+    }
+}
+
+/// OpenSSL's name of a signature scheme (`SSL_CTX_set1_sigalgs_list` takes the TLS 1.3 names).
+fn sigalg_name(a: SigAlg) -> &'static str {
+    match a {
+        SigAlg::EcdsaP256Sha256 => "ecdsa_secp256r1_sha256",
+        SigAlg::EcdsaP384Sha384 => "ecdsa_secp384r1_sha384",
+        SigAlg::Ed25519 => "ed25519",
+        SigAlg::RsaPssSha256 => "rsa_pss_rsae_sha256",
+        SigAlg::RsaPssSha384 => "rsa_pss_rsae_sha384",
+        SigAlg::RsaPssSha512 => "rsa_pss_rsae_sha512",
+        SigAlg::RsaPkcs1Sha256 => "rsa_pkcs1_sha256",
+        SigAlg::RsaPkcs1Sha384 => "rsa_pkcs1_sha384",
+        SigAlg::RsaPkcs1Sha512 => "rsa_pkcs1_sha512",
+    }
+}
+
 /// The cipher string handed to OpenSSL: the configured one (or `DEFAULT`), then tern's
 /// exclusions.
 pub fn cipher_string(policy: &OpensslPolicy) -> String {
@@ -94,6 +121,17 @@ fn policy_builder(
         ))?;
     }
     b.set_tmp_dh(dh).map_err(ossl("DH parameters"))?;
+    if let Some(groups) = &policy.groups {
+        let list: Vec<&str> = groups.iter().map(|&g| group_name(g)).collect();
+        b.set_groups_list(&list.join(":")).map_err(ossl(
+            "groups: this OpenSSL lacks one of them (X25519MLKEM768 needs OpenSSL 3.5)",
+        ))?;
+    }
+    if let Some(sigalgs) = &policy.sigalgs {
+        let list: Vec<&str> = sigalgs.iter().map(|&a| sigalg_name(a)).collect();
+        b.set_sigalgs_list(&list.join(":"))
+            .map_err(ossl("sigalgs: this OpenSSL lacks one of them"))?;
+    }
     let mut options = SslOptions::NO_RENEGOTIATION | SslOptions::NO_COMPRESSION;
     if settings.policy.prefer_server_ciphers {
         options |= SslOptions::CIPHER_SERVER_PREFERENCE;

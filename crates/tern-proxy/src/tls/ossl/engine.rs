@@ -18,15 +18,15 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use openssl::ssl::{ErrorCode, NameType, SslRef, SslVersion};
-use rustls::{CipherSuite, HandshakeKind, ProtocolVersion};
+use openssl::ssl::{ErrorCode, NameType, SslRef};
+use rustls::HandshakeKind;
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
 use tracing::debug;
 
-use super::OsslBind;
+use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
 use crate::http1::conn;
 use crate::http2;
@@ -146,7 +146,18 @@ async fn handshake(
     let Ok(mut stream) = bind.ssl().and_then(|ssl| SslStream::new(ssl, tcp)) else {
         return fail(Failure::Other);
     };
-    match timeout_at(deadline, Pin::new(&mut stream).accept()).await {
+    // The key exchange's group is read while the handshake waits for the client: OpenSSL
+    // frees a TLS 1.2 server's ephemeral key once the client's share is processed.
+    let mut group = None;
+    let accept = std::future::poll_fn(|cx| {
+        let polled = Pin::new(&mut stream).poll_accept(cx);
+        if polled.is_pending() && group.is_none() {
+            group = negotiated::group(stream.ssl());
+        }
+        polled
+    });
+    let accepted_in_time = timeout_at(deadline, accept).await;
+    match accepted_in_time {
         Err(_) => {
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
@@ -169,11 +180,11 @@ async fn handshake(
     };
     tls.completed(&Negotiated {
         kind: Some(kind),
-        version: version(ssl),
-        suite: suite(ssl),
-        // Neither is exposed by the bindings: counted under "other".
-        group: None,
-        cert: None,
+        version: negotiated::version(ssl),
+        suite: negotiated::suite(ssl),
+        // A TLS 1.3 server keeps its key to the end; a resumption without one has none.
+        group: group.or_else(|| negotiated::group(ssl)),
+        cert: negotiated::cert(ssl),
         latency: accepted.elapsed(),
     });
     let cert = stream
@@ -181,25 +192,6 @@ async fn handshake(
         .peer_certificate()
         .and_then(|c| c.to_der().ok());
     Ok(OsslStream(stream, cert))
-}
-
-fn version(ssl: &SslRef) -> Option<ProtocolVersion> {
-    let v = ssl.version2()?;
-    Some(if v == SslVersion::TLS1_3 {
-        ProtocolVersion::TLSv1_3
-    } else if v == SslVersion::TLS1_2 {
-        ProtocolVersion::TLSv1_2
-    } else if v == SslVersion::TLS1_1 {
-        ProtocolVersion::TLSv1_1
-    } else {
-        ProtocolVersion::TLSv1_0
-    })
-}
-
-/// The suite by its IANA code point, the rustls type the counters are kept in.
-fn suite(ssl: &SslRef) -> Option<CipherSuite> {
-    let id = ssl.current_cipher()?.protocol_id();
-    Some(CipherSuite::from(u16::from_be_bytes(id)))
 }
 
 /// `X509_V_ERR_*` codes (x509_vfy.h, unchanged since OpenSSL 0.9.8; the bindings name only
