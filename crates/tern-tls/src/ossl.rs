@@ -21,6 +21,7 @@
 //! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
 //!   per process) unless `tickets = false`;
 //! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`);
+//! - OCSP responses stapled as on the rustls engine (`ossl/ocsp.rs`);
 //! - `groups` and `sigalgs` when configured (the rustls engine's names, mapped to OpenSSL's),
 //!   else OpenSSL's defaults (which add P-521, X448 and the RFC 7919 groups).
 //!
@@ -29,6 +30,7 @@
 
 mod client_auth;
 mod context;
+mod ocsp;
 pub use context::cipher_string;
 mod sni;
 
@@ -93,6 +95,10 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
         .iter()
         .map(|((key, _), _)| key.key.algorithm())
         .collect();
+    let staples: Vec<Option<ocsp::Staple>> = loaded
+        .iter()
+        .map(|((key, _), _)| ocsp::staple(key))
+        .collect();
     let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
     if names.is_empty() {
         return Err(TlsError::NoCertificates);
@@ -103,7 +109,12 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
         .iter()
         .map(|set| {
             let certs: Vec<_> = set.iter().filter_map(|&i| sources.get(i)).collect();
-            context::build(settings, policy, &dh, &certs)
+            let mut b = context::build(settings, policy, &dh, &certs)?;
+            let set_staples = set
+                .iter()
+                .filter_map(|&i| staples.get(i).cloned().flatten());
+            ocsp::apply(&mut b, set_staples.collect())?;
+            Ok(b)
         })
         .collect::<Result<Vec<_>, TlsError>>()?
         .into_iter();

@@ -268,3 +268,57 @@ fn groups_and_sigalgs_apply_and_handshakes_are_counted_by_name() {
     }
     assert_eq!(suites("full_other"), 0, "{c:?}");
 }
+
+/// OCSP stapling on an OpenSSL bind, from `<certificate file>.ocsp` as on rustls binds: a
+/// client that asks (`s_client -status`) gets the response of the certificate it is served,
+/// here the ECDSA one's; the RSA certificate beside it has none, and its clients get none.
+#[test]
+fn ocsp_responses_are_stapled_per_certificate() {
+    if !tools(&["openssl"]) {
+        return;
+    }
+    let term = Term::start("ossl-ocsp-be");
+    let dir = temp_dir("ossl-ocsp");
+    let ecdsa = write_cert(&dir, "site-ecdsa", KeyKind::EcdsaP256);
+    let rsa = write_cert(&dir, "site-rsa", KeyKind::Rsa2048);
+    write_ocsp_response(
+        &dir.join("site-ecdsa.crt"),
+        &dir.join("site-ecdsa.key"),
+        &dir.join("site-ecdsa.pem.ocsp"),
+    );
+    let bind = format!(
+        "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{ecdsa:?}, {rsa:?}], engine = \"openssl\" }} }}"
+    );
+    let cfg = Config::new().terms(&[&term]).binds(&[&bind]);
+    let tern = Tern::run_in(dir, &cfg.toml());
+    let s = s_client(tern.addr(), Some("localhost"), &["-status"], Some(REQUEST));
+    assert_eq!(server_key_bits(&s.out), "256", "{}", s.out);
+    assert!(
+        s.out.contains("OCSP Response Status: successful"),
+        "{}",
+        s.out
+    );
+    assert!(s.out.contains("Cert Status: good"), "{}", s.out);
+    assert!(s.out.contains("HTTP/1.1 200"), "{}", s.out);
+    let s = s_client(
+        tern.addr(),
+        Some("localhost"),
+        &[
+            "-status",
+            "-tls1_2",
+            "-cipher",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+        ],
+        None,
+    );
+    assert_eq!(server_key_bits(&s.out), "2048", "{}", s.out);
+    assert!(
+        s.out.contains("OCSP response: no response sent"),
+        "{}",
+        s.out
+    );
+    // Without -status, nothing is stapled.
+    let s = s_client(tern.addr(), Some("localhost"), &[], None);
+    assert!(!s.out.contains("OCSP Response Status"), "{}", s.out);
+    tern.stop_clean();
+}
