@@ -322,3 +322,52 @@ fn ocsp_responses_are_stapled_per_certificate() {
     assert!(!s.out.contains("OCSP Response Status"), "{}", s.out);
     tern.stop_clean();
 }
+
+/// The client's TLS in the PROXY v2 header tern sends its servers, from an OpenSSL bind as from
+/// a rustls one: ALPN, SNI and the SSL TLV with OpenSSL's version and suite names (a legacy
+/// suite over HTTP/1.1, TLS 1.3 over HTTP/2), decoded by `tern term --accept-proxy`.
+#[test]
+fn proxy_v2_tells_servers_the_clients_tls() {
+    if !tools(&["openssl", "curl"]) {
+        return;
+    }
+    let term = Term::start_with("ossl-pp2-be", &["--accept-proxy"]);
+    let dir = temp_dir("ossl-pp2");
+    let cert = write_cert(&dir, "site", KeyKind::Rsa2048);
+    let toml = format!(
+        "[[frontend]]\nname = \"web\"\n\
+         bind = [ {{ address = \"127.0.0.1:0\", tls = {{ certs = [{cert:?}], engine = \"openssl\", \
+         ciphers = [\"ECDHE-RSA-AES128-GCM-SHA256\", \"AES128-SHA\"] }} }} ]\n\
+         default_backend = \"app\"\n\n[[backend]]\nname = \"app\"\n\
+         servers = [ {{ name = \"s1\", address = \"{}\", proxy_protocol = \"v2\" }} ]\n",
+        term.addr
+    );
+    let tern = Tern::run_in(dir, &toml);
+    let tlvs = |args: &[&str]| {
+        let out = curl(
+            &tern,
+            "/",
+            &[&["-D", "-", "-o", "/dev/null"][..], args].concat(),
+        );
+        let head = text(&out.stdout);
+        head.lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("x-proxy-tlvs:"))
+            .unwrap_or_else(|| panic!("no TLVs: {out:?}"))
+            .to_ascii_lowercase()
+    };
+    let h1 = tlvs(&["--http1.1", "--tls-max", "1.2", "--ciphers", "AES128-SHA"]);
+    assert!(
+        h1.contains(
+            "alpn=http/1.1 authority=localhost ssl=0x01 verify=1 version=tlsv1.2 cipher=aes128-sha"
+        ),
+        "{h1}"
+    );
+    let h2 = tlvs(&["--http2"]);
+    assert!(
+        h2.contains(
+            "alpn=h2 authority=localhost ssl=0x01 verify=1 version=tlsv1.3 cipher=tls_aes_"
+        ),
+        "{h2}"
+    );
+    tern.stop_clean();
+}

@@ -28,6 +28,7 @@ use tracing::debug;
 
 use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
+use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::http2;
 use crate::listen::accept::Acceptor;
@@ -119,7 +120,13 @@ async fn serve_h2(
         .or_else(|| stream.0.get_ref().local_addr().ok());
     let sni = stream.sni().map(str::to_owned);
     let cert = stream.1.clone();
-    let info = http2::tls_conn_info(&addrs, local, Some((sni, cert, None)));
+    // The connection's own SNI and ALPN (`h2`) are added per stream.
+    let session = stream.client_tls().map(|t| ClientTls {
+        sni: None,
+        alpn: None,
+        ..t
+    });
+    let info = http2::tls_conn_info(&addrs, local, Some((sni, cert, session)));
     let buffered = BufWriter::with_capacity(H2_WRITE_BUFFER, http2::Lingering(stream));
     let io = http2::Coalesce::new(buffered);
     let h2 = http2::serve(w, frontend, io, info, log, track);
@@ -299,5 +306,17 @@ impl ClientStream for OsslStream {
 
     fn peer_certificate(&self) -> Option<&[u8]> {
         self.1.as_deref()
+    }
+
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
+        let ssl = self.0.ssl();
+        Some(ClientTls {
+            version: ssl.version_str(),
+            cipher: ssl.current_cipher().map_or("", |c| c.name()),
+            sni: ssl.servername(NameType::HOST_NAME),
+            alpn: ssl.selected_alpn_protocol(),
+            cert: self.1.is_some(),
+            resumed: ssl.session_reused(),
+        })
     }
 }
