@@ -21,6 +21,8 @@ mod engine;
 #[cfg(feature = "openssl-engine")]
 mod negotiated;
 #[cfg(feature = "openssl-engine")]
+mod turns;
+#[cfg(feature = "openssl-engine")]
 pub(crate) use engine::session;
 
 /// A bind's OpenSSL engine, shared by the workers.

@@ -26,6 +26,7 @@ use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
 use tracing::debug;
 
+use super::turns::Turns;
 use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
 use crate::exchange::proxy_header::ClientTls;
@@ -48,7 +49,7 @@ const H2_WRITE_BUFFER: usize = 16 * 1024;
 /// An established client connection on the OpenSSL engine, and the client's verified
 /// certificate (DER) on a bind with `client_auth`.
 #[derive(Debug)]
-pub(crate) struct OsslStream(SslStream<TcpStream>, Option<Vec<u8>>);
+pub(crate) struct OsslStream(SslStream<Turns>, Option<Vec<u8>>);
 
 /// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
 /// frontend's protocol (HTTP/1.1, or the TCP relay).
@@ -117,7 +118,7 @@ async fn serve_h2(
 ) {
     let local = addrs
         .local()
-        .or_else(|| stream.0.get_ref().local_addr().ok());
+        .or_else(|| stream.0.get_ref().tcp().local_addr().ok());
     let sni = stream.sni().map(str::to_owned);
     let cert = stream.1.clone();
     // The connection's own SNI and ALPN (`h2`) are added per stream.
@@ -150,11 +151,15 @@ async fn handshake(
         tls.failed(failure);
         Err(HandshakeEnd::Failed(failure))
     };
-    let Ok(mut stream) = bind.ssl().and_then(|ssl| SslStream::new(ssl, tcp)) else {
+    let Ok(mut stream) = bind
+        .ssl()
+        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp)))
+    else {
         return fail(Failure::Other);
     };
     // The key exchange's group is read while the handshake waits for the client: OpenSSL
-    // frees a TLS 1.2 server's ephemeral key once the client's share is processed.
+    // frees a TLS 1.2 server's ephemeral key once the client's share is processed (`Turns`
+    // makes the handshake yield after each of its writes).
     let mut group = None;
     let accept = std::future::poll_fn(|cx| {
         let polled = Pin::new(&mut stream).poll_accept(cx);
@@ -177,6 +182,7 @@ async fn handshake(
         }
         Ok(Ok(())) => {}
     }
+    stream.get_mut().established();
     let ssl = stream.ssl();
     let kind = if ssl.session_reused() {
         bump(&counters.tls_resumed);
@@ -286,7 +292,7 @@ impl AsyncWrite for OsslStream {
 
 impl http2::Socket for OsslStream {
     fn tcp(&self) -> &TcpStream {
-        self.0.get_ref()
+        self.0.get_ref().tcp()
     }
 }
 
@@ -297,7 +303,7 @@ impl ClientStream for OsslStream {
     }
 
     fn socket(&self) -> Option<&TcpStream> {
-        Some(self.0.get_ref())
+        Some(self.0.get_ref().tcp())
     }
 
     fn sni(&self) -> Option<&str> {
