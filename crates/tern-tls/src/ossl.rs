@@ -40,7 +40,7 @@ use openssl::ssl::{Ssl, SslContext};
 use tern_config::model::{OpensslPolicy, TlsEngine, TlsSettings};
 
 use crate::certs;
-use crate::TlsError;
+use crate::{BindSummary, TlsError};
 
 pub use tern_config::model::CIPHER_EXCLUSIONS;
 
@@ -52,6 +52,8 @@ pub struct OsslAcceptor {
     default: SslContext,
     /// How many certificates the bind serves.
     certificates: usize,
+    /// What `show tls` reports of the bind.
+    summary: Arc<BindSummary>,
 }
 
 impl std::fmt::Debug for OsslAcceptor {
@@ -71,6 +73,11 @@ impl OsslAcceptor {
     /// How many certificates the bind serves.
     pub fn certificates(&self) -> usize {
         self.certificates
+    }
+
+    /// The bind as `show tls` reports it: its certificates as loaded, its resumption.
+    pub fn summary(&self) -> Arc<BindSummary> {
+        Arc::clone(&self.summary)
     }
 }
 
@@ -99,7 +106,20 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
         .iter()
         .map(|((key, _), _)| ocsp::staple(key))
         .collect();
-    let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
+    let (names, mut described): (Vec<Vec<String>>, Vec<_>) = loaded
+        .into_iter()
+        .map(|((_, names), summary)| (names, summary))
+        .unzip();
+    if let Some(first) = described.first_mut() {
+        first.default = !settings.strict_sni;
+    }
+    let resumption = &settings.resumption;
+    let summary = Arc::new(BindSummary::openssl(
+        described,
+        settings.strict_sni,
+        resumption.cache_size,
+        resumption.tickets,
+    ));
     if names.is_empty() {
         return Err(TlsError::NoCertificates);
     }
@@ -125,5 +145,6 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
     Ok(OsslAcceptor {
         default,
         certificates,
+        summary,
     })
 }

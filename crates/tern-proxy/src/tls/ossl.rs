@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use tern_config::{Config, TlsEngine};
 
+use crate::tls::info::Summaries;
 use crate::tls::reload::BindTlsError;
 
 #[cfg(feature = "openssl-engine")]
@@ -36,6 +37,26 @@ pub struct OsslBind(std::convert::Infallible);
 
 /// The OpenSSL engine of every bind with `engine = "openssl"`, `[frontend][bind]`.
 pub type OpensslBinds = Vec<Vec<Option<Arc<OsslBind>>>>;
+
+/// What `show tls` reports of each bind (`[frontend][bind]` flattened), `None` but for
+/// OpenSSL binds.
+pub(crate) fn summaries(binds: &OpensslBinds) -> Summaries {
+    binds
+        .iter()
+        .flatten()
+        .map(|bind| bind.as_deref().map(summary))
+        .collect()
+}
+
+#[cfg(feature = "openssl-engine")]
+fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
+    bind.summary()
+}
+
+#[cfg(not(feature = "openssl-engine"))]
+fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
+    match bind.0 {}
+}
 
 /// Builds the OpenSSL engine of every bind that uses it, reading its files.
 pub fn openssl_binds(config: &Config) -> Result<OpensslBinds, BindTlsError> {
