@@ -12,10 +12,11 @@
 //!   names, else subject CNs, plus the configured `names`), `key_type` (`RSA-2048`,
 //!   `ECDSA P-256`, `Ed25519`, ...), `not_before`, `not_after`, `days_until_expiry` (whole days,
 //!   negative once expired), `expired`, `chain_length`, `ocsp` (`stapled`, `bytes`);
-//! - `resumption`: `tickets` (on/off), `ticket_keys` (`null` when off: `source` `rotating` or
-//!   `file`, `key_file`, `keys` that decrypt, `lifetime_seconds`, `rotation_seconds`,
-//!   `current_key_created` and `current_key_age_seconds` (for a key file: its modification
-//!   time), `next_rotation`, `loaded_at`), `cache_size` (the stateful cache, 0: off).
+//! - `resumption`: `tickets` (on/off), `ticket_keys` (`null` when off: `source` `rotating`,
+//!   `file` or `openssl` (OpenSSL's own key on an OpenSSL bind, of unknown age), `key_file`,
+//!   `keys` that decrypt, `lifetime_seconds`, `rotation_seconds`, `current_key_created` and
+//!   `current_key_age_seconds` (for a key file: its modification time), `next_rotation`,
+//!   `loaded_at`), `cache_size` (the stateful cache, 0: off).
 
 use serde_json::{json, Map, Value};
 use tern_proxy::tls::info::rfc3339;
@@ -64,9 +65,19 @@ fn certificate(c: &CertificateInfo) -> Value {
     })
 }
 
+/// Where the keys come from: a key file, tern's rotating keys, or OpenSSL's own key (an
+/// OpenSSL bind: neither a file nor a rotation).
+fn source(t: &TicketState) -> &'static str {
+    match (&t.key_file, t.rotation_secs) {
+        (Some(_), _) => "file",
+        (None, Some(_)) => "rotating",
+        (None, None) => "openssl",
+    }
+}
+
 fn tickets(t: &TicketState) -> Value {
     let mut object = json!({
-        "source": if t.key_file.is_some() { "file" } else { "rotating" },
+        "source": source(t),
         "key_file": t.key_file.as_ref().map(|p| p.display().to_string()),
         "keys": t.keys,
         "lifetime_seconds": t.lifetime_secs,

@@ -59,6 +59,8 @@ pub(crate) use coalesce::Coalesce;
 pub(crate) use connect::accept_for as websocket_accept;
 use flood::{ControlBudget, FloodGuard};
 pub(crate) use linger::Lingering;
+#[cfg(feature = "openssl-engine")]
+pub(crate) use linger::Socket;
 pub(crate) use request::BodyFraming;
 pub(crate) use request_body::RequestSource;
 use response::ResponseSink;
@@ -260,20 +262,41 @@ pub(crate) fn conn_info(
     local: Option<SocketAddr>,
     tls: Option<&rustls::ServerConnection>,
 ) -> ConnInfo {
+    let Some(t) = tls else {
+        return tls_conn_info(addrs, local, None);
+    };
+    let cert = t
+        .peer_certificates()
+        .and_then(|chain| chain.first())
+        .map(|c| c.as_ref().to_vec());
+    let session = ClientTls {
+        sni: None,
+        alpn: None,
+        ..ClientTls::of(t)
+    };
+    let sni = t.server_name().map(str::to_owned);
+    tls_conn_info(addrs, local, Some((sni, cert, Some(session))))
+}
+
+/// What the streams of a TLS connection know of its session, whatever the engine: the SNI, the
+/// client's verified certificate (DER) and the facts a PROXY v2 header sends.
+pub(crate) type TlsFacts = (Option<String>, Option<Vec<u8>>, Option<ClientTls<'static>>);
+
+/// [`conn_info`] from the facts of the session (`None`: a plain connection).
+pub(crate) fn tls_conn_info(
+    addrs: &Addrs,
+    local: Option<SocketAddr>,
+    tls: Option<TlsFacts>,
+) -> ConnInfo {
+    let is_tls = tls.is_some();
+    let (sni, cert, session) = tls.unwrap_or_default();
     ConnInfo {
         addrs: addrs.clone(),
         local,
-        sni: tls.and_then(|t| t.server_name()).map(str::to_owned),
-        cert: tls
-            .and_then(|t| t.peer_certificates())
-            .and_then(|chain| chain.first())
-            .map(|c| c.as_ref().to_vec()),
-        tls: tls.is_some(),
-        session: tls.map(|t| ClientTls {
-            sni: None,
-            alpn: None,
-            ..ClientTls::of(t)
-        }),
+        sni,
+        cert,
+        tls: is_tls,
+        session,
         client_resets: Cell::new(0),
         live: Cell::new(0),
         waiting: RefCell::new(None),

@@ -1,6 +1,7 @@
-//! The OpenSSL engine of a bind (`tls.engine = "openssl"`): one `SslContext` per certificate,
-//! built from the bind's settings, the one of the first certificate being the default and the
-//! others chosen by SNI in the servername callback.
+//! The OpenSSL engine of a bind (`tls.engine = "openssl"`): one `SslContext` per group of
+//! certificates serving the same names with different key types (`ossl/sni.rs`), built from
+//! the bind's settings, the first certificate's being the default and the others chosen by SNI
+//! in the servername callback.
 //!
 //! Why a second engine: legacy clients need static RSA, DHE and AES-CBC suites and TLS 1.0 or
 //! 1.1, which rustls does not implement (issue 21). rustls stays the default; this engine is
@@ -16,16 +17,20 @@
 //!   refuses TLS 1.0/1.1 and their SHA-1 signatures at level 1 and above); every other bind
 //!   keeps the system's level (Debian: 2);
 //! - client-initiated renegotiation off (a CPU cost a client could impose for nothing);
-//! - ALPN from the bind's list (HTTP/1.x only: HTTP/2 is served on rustls binds);
+//! - ALPN from the bind's list, `h2` included (served by the same HTTP/2 code as on rustls);
 //! - resumption: the stateful cache of `cache_size` sessions and OpenSSL's own tickets (a key
 //!   per process) unless `tickets = false`;
-//! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`).
+//! - client certificates from `client_auth`, as on the rustls engine (`ossl/client_auth.rs`);
+//! - OCSP responses stapled as on the rustls engine (`ossl/ocsp.rs`);
+//! - `groups` and `sigalgs` when configured (the rustls engine's names, mapped to OpenSSL's),
+//!   else OpenSSL's defaults (which add P-521, X448 and the RFC 7919 groups).
 //!
 //! Names come from the same loader as the rustls engine (`certs.rs`: SAN, else CN, plus the
 //! certificate's `names`), so SNI selects the same certificate on both engines.
 
 mod client_auth;
 mod context;
+mod ocsp;
 pub use context::cipher_string;
 mod sni;
 
@@ -35,7 +40,7 @@ use openssl::ssl::{Ssl, SslContext};
 use tern_config::model::{OpensslPolicy, TlsEngine, TlsSettings};
 
 use crate::certs;
-use crate::TlsError;
+use crate::{BindSummary, TlsError};
 
 pub use tern_config::model::CIPHER_EXCLUSIONS;
 
@@ -47,6 +52,8 @@ pub struct OsslAcceptor {
     default: SslContext,
     /// How many certificates the bind serves.
     certificates: usize,
+    /// What `show tls` reports of the bind.
+    summary: Arc<BindSummary>,
 }
 
 impl std::fmt::Debug for OsslAcceptor {
@@ -67,6 +74,11 @@ impl OsslAcceptor {
     pub fn certificates(&self) -> usize {
         self.certificates
     }
+
+    /// The bind as `show tls` reports it: its certificates as loaded, its resumption.
+    pub fn summary(&self) -> Arc<BindSummary> {
+        Arc::clone(&self.summary)
+    }
 }
 
 /// Builds the OpenSSL engine of a bind whose `engine` is `"openssl"` (reading its files); an
@@ -86,18 +98,53 @@ fn build(settings: &TlsSettings, policy: &OpensslPolicy) -> Result<OsslAcceptor,
     let loaded = certs::load_all(settings)?;
     let sources = certs::sources(settings)?;
     let dh = context::dh_params(policy)?;
-    let names: Vec<Vec<String>> = loaded.into_iter().map(|((_, names), _)| names).collect();
-    let mut builders = sources
+    let kinds: Vec<_> = loaded
         .iter()
-        .map(|cert| context::build(settings, policy, &dh, cert))
-        .collect::<Result<Vec<_>, _>>()?
+        .map(|((key, _), _)| key.key.algorithm())
+        .collect();
+    let staples: Vec<Option<ocsp::Staple>> = loaded
+        .iter()
+        .map(|((key, _), _)| ocsp::staple(key))
+        .collect();
+    let (names, mut described): (Vec<Vec<String>>, Vec<_>) = loaded
+        .into_iter()
+        .map(|((_, names), summary)| (names, summary))
+        .unzip();
+    if let Some(first) = described.first_mut() {
+        first.default = !settings.strict_sni;
+    }
+    let resumption = &settings.resumption;
+    let summary = Arc::new(BindSummary::openssl(
+        described,
+        settings.strict_sni,
+        resumption.cache_size,
+        resumption.tickets,
+    ));
+    if names.is_empty() {
+        return Err(TlsError::NoCertificates);
+    }
+    let plan = sni::plan(&names, &kinds);
+    let mut builders = plan
+        .contexts
+        .iter()
+        .map(|set| {
+            let certs: Vec<_> = set.iter().filter_map(|&i| sources.get(i)).collect();
+            let mut b = context::build(settings, policy, &dh, &certs)?;
+            let set_staples = set
+                .iter()
+                .filter_map(|&i| staples.get(i).cloned().flatten());
+            ocsp::apply(&mut b, set_staples.collect())?;
+            Ok(b)
+        })
+        .collect::<Result<Vec<_>, TlsError>>()?
         .into_iter();
     let first = builders.next().ok_or(TlsError::NoCertificates)?;
     let others = builders.map(|b| b.build()).collect();
     let certificates = names.len();
-    let default = sni::with_selection(settings, first, others, &names);
+    let default = sni::with_selection(plan, settings.strict_sni, first, others);
     Ok(OsslAcceptor {
         default,
         certificates,
+        summary,
     })
 }

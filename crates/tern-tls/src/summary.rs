@@ -82,9 +82,23 @@ pub struct BindSummary {
     pub strict_sni: bool,
     /// Most sessions in the stateful cache; 0: off.
     pub cache_size: usize,
-    /// `None`: stateless tickets off.
-    tickets: Option<TicketKeys>,
+    tickets: Tickets,
 }
+
+/// Where a bind's ticket keys are.
+#[derive(Debug, Clone)]
+enum Tickets {
+    /// Stateless tickets off.
+    Off,
+    /// tern's keys (`tickets.rs`).
+    Keys(TicketKeys),
+    /// OpenSSL's own key on an OpenSSL bind: one per process, never rotated, out of tern's
+    /// sight (the bindings have no safe call to read or set it).
+    OpenSsl,
+}
+
+/// The ticket lifetime OpenSSL announces by default (its session timeout for TLS).
+const OPENSSL_TICKET_LIFETIME: u32 = 7200;
 
 impl BindSummary {
     pub(crate) fn new(
@@ -97,13 +111,47 @@ impl BindSummary {
             certificates,
             strict_sni,
             cache_size,
-            tickets,
+            tickets: tickets.map_or(Tickets::Off, Tickets::Keys),
         }
     }
 
-    /// The ticket keys at `now` (Unix seconds); `None` when tickets are off.
+    /// The summary of an OpenSSL bind, whose tickets (when on) use OpenSSL's own key.
+    #[cfg_attr(not(feature = "openssl-engine"), allow(dead_code))]
+    pub(crate) fn openssl(
+        certificates: Vec<CertificateSummary>,
+        strict_sni: bool,
+        cache_size: usize,
+        tickets: bool,
+    ) -> Self {
+        Self {
+            certificates,
+            strict_sni,
+            cache_size,
+            tickets: if tickets {
+                Tickets::OpenSsl
+            } else {
+                Tickets::Off
+            },
+        }
+    }
+
+    /// The ticket keys at `now` (Unix seconds); `None` when tickets are off. On an OpenSSL
+    /// bind: one key of unknown age, never rotated.
     pub fn tickets(&self, now: i64) -> Option<TicketState> {
-        self.tickets.as_ref().map(|keys| keys.state(now))
+        match &self.tickets {
+            Tickets::Off => None,
+            Tickets::Keys(keys) => Some(keys.state(now)),
+            Tickets::OpenSsl => Some(TicketState {
+                key_file: None,
+                lifetime_secs: OPENSSL_TICKET_LIFETIME,
+                rotation_secs: None,
+                keys: 1,
+                key_since: None,
+                key_age_secs: None,
+                next_rotation: None,
+                loaded_at: None,
+            }),
+        }
     }
 }
 

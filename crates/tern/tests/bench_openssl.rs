@@ -1,7 +1,7 @@
 //! `tern bench --tls-engine openssl` against tern's OpenSSL bind, through the real binaries:
 //! the suite asked with `--ciphers` is what both ends saw (the report's `tls` object, and the
-//! cipher of each request in tern's access log, since tern's `tls_suites` counters file the
-//! suites rustls lacks under `other`) for static RSA, DHE-RSA and ECDHE-RSA with CBC; keep-alive
+//! cipher of each request in tern's access log, which names it per request where the
+//! `tls_suites` counters only count) for static RSA, DHE-RSA and ECDHE-RSA with CBC; keep-alive
 //! and a bulk body work; a suite the server refuses is a counted TLS error that ends on time,
 //! not a hang; TLS 1.0/1.1 against a bind that allows them; TLS 1.3 with HTTP/2 and the open
 //! loop against a rustls bind.

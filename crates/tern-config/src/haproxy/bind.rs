@@ -243,15 +243,14 @@ fn tls_table(opts: &BindOpts, line: usize, cx: &mut Cx<'_>) -> Option<String> {
     t.set_opt("max_version", policy.max_version.map(string));
     let alpn = opts.alpn.clone().unwrap_or_default();
     if openssl {
-        openssl_keys(&mut t, &policy, line, cx);
-        t.set("alpn", strings(&openssl_alpn(alpn, line, cx)));
+        openssl_keys(&mut t, &policy, cx);
     } else {
         t.set_opt("ciphers", policy.ciphers.as_deref().map(strings));
         t.set_opt("suites", policy.suites.as_deref().map(strings));
-        t.set_opt("groups", policy.groups.as_deref().map(strings));
-        t.set_opt("sigalgs", policy.sigalgs.as_deref().map(strings));
-        t.set("alpn", strings(&alpn));
     }
+    t.set_opt("groups", policy.groups.as_deref().map(strings));
+    t.set_opt("sigalgs", policy.sigalgs.as_deref().map(strings));
+    t.set("alpn", strings(&alpn));
     t.set_opt(
         "prefer_server_ciphers",
         policy.prefer_server_ciphers.map(|b| b.to_string()),
@@ -273,37 +272,12 @@ fn needs_openssl(policy: &TlsOpts) -> bool {
 }
 
 /// The OpenSSL engine's keys: the cipher string as written, the TLS 1.3 suites, the global
-/// DH parameters; `curves` and `sigalgs` are not applied there (said once per bind).
-fn openssl_keys(t: &mut Inline, policy: &TlsOpts, line: usize, cx: &mut Cx<'_>) {
+/// DH parameters (`curves` and `sigalgs` are written for both engines).
+fn openssl_keys(t: &mut Inline, policy: &TlsOpts, cx: &mut Cx<'_>) {
     t.set_opt("ciphers", policy.cipher_string.as_deref().map(strings));
     t.set_opt("suites", policy.suites.as_deref().map(strings));
     let dh = cx.global.dh_param_file.clone();
     t.set_opt("dh_param_file", dh.as_deref().map(string));
-    for (keyword, set) in [
-        ("curves", policy.groups.is_some()),
-        ("sigalgs", policy.sigalgs.is_some()),
-    ] {
-        if set {
-            cx.approx(
-                line,
-                keyword,
-                "not applied on this bind, which runs on the OpenSSL engine (legacy ciphers or versions): OpenSSL's defaults",
-            );
-        }
-    }
-}
-
-/// A legacy bind's ALPN without `h2` (HTTP/2 is served on rustls binds), said when dropped.
-fn openssl_alpn(mut alpn: Vec<String>, line: usize, cx: &mut Cx<'_>) -> Vec<String> {
-    if alpn.iter().any(|p| p == "h2") {
-        alpn.retain(|p| p != "h2");
-        cx.approx(
-            line,
-            "alpn",
-            "h2 dropped: this bind runs on the OpenSSL engine (legacy ciphers or versions), which serves HTTP/1.1",
-        );
-    }
-    alpn
 }
 
 /// `verify`, `ca-file`, `crl-file` → `client_auth`.

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use super::tls_names::Named;
+use super::tls_names::{KxGroup, Named, SigAlg};
 
 /// The TLS library of a bind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,6 +34,10 @@ pub struct OpensslPolicy {
     pub suites: Option<String>,
     /// DH parameters for DHE suites (`dh_param_file`, PEM); `None`: RFC 7919 ffdhe2048.
     pub dh_param_file: Option<PathBuf>,
+    /// Key exchange groups (`groups`, the rustls engine's names); `None`: OpenSSL's default.
+    pub groups: Option<Vec<KxGroup>>,
+    /// Signature schemes the server signs with (`sigalgs`); `None`: OpenSSL's default.
+    pub sigalgs: Option<Vec<SigAlg>>,
 }
 
 impl OpensslPolicy {
@@ -52,6 +56,8 @@ impl Default for OpensslPolicy {
             ciphers: None,
             suites: None,
             dh_param_file: None,
+            groups: None,
+            sigalgs: None,
         }
     }
 }

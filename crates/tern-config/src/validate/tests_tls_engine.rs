@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::model::{OsslVersion, TlsEngine};
+use crate::model::{KxGroup, OsslVersion, SigAlg, TlsEngine};
 use crate::test_support::*;
 use crate::TlsSettings;
 
@@ -35,8 +35,10 @@ fn openssl_engine_takes_legacy_versions_and_cipher_strings() {
     );
     assert_eq!(p.suites.as_deref(), Some("TLS_AES_128_GCM_SHA256"));
     assert!(p.dh_param_file.as_ref().unwrap().ends_with("dh.pem"));
-    // HTTP/2 is rustls-only: the default ALPN of an OpenSSL bind is HTTP/1.1.
-    assert_eq!(t.policy.alpn, ["http/1.1"]);
+    // The default ALPN is the rustls engine's: HTTP/2 first.
+    assert_eq!(t.policy.alpn, ["h2", "http/1.1"]);
+    let t = tls("certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"http/1.1\", \"h2\"]");
+    assert_eq!(t.policy.alpn, ["http/1.1", "h2"]);
 }
 
 #[test]
@@ -85,16 +87,44 @@ fn refused_suites_are_errors_naming_the_reason() {
 }
 
 #[test]
+fn groups_and_sigalgs_take_the_rustls_names() {
+    let t = tls(
+        "certs = [\"a.pem\"], engine = \"openssl\", groups = [\"P-256\", \"x25519\"], \
+         sigalgs = [\"rsa_pss_rsae_sha256\", \"ECDSA+SHA256\"]",
+    );
+    let TlsEngine::OpenSsl(p) = &t.engine else {
+        panic!("not openssl: {:?}", t.engine)
+    };
+    assert_eq!(
+        p.groups.as_deref(),
+        Some(&[KxGroup::Secp256r1, KxGroup::X25519][..])
+    );
+    assert_eq!(
+        p.sigalgs.as_deref(),
+        Some(&[SigAlg::RsaPssSha256, SigAlg::EcdsaP256Sha256][..])
+    );
+    assert_eq!(
+        tls("certs = [\"a.pem\"], engine = \"openssl\"").engine,
+        TlsEngine::OpenSsl(Default::default())
+    );
+}
+
+#[test]
 fn what_the_openssl_engine_lacks_is_refused_by_name() {
     tls_error(
-        "certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"h2\", \"http/1.1\"]",
+        "certs = [\"a.pem\"], engine = \"openssl\", alpn = [\"h3\"]",
         "frontend[0].tls.alpn[0]",
-        "HTTP/2 is served on engine = \"rustls\" binds only",
+        "unsupported ALPN protocol `h3`",
     );
     tls_error(
-        "certs = [\"a.pem\"], engine = \"openssl\", groups = [\"x25519\"]",
-        "frontend[0].tls.groups",
-        "not supported with engine = \"openssl\"",
+        "certs = [\"a.pem\"], engine = \"openssl\", groups = [\"x25519\", \"ffdhe2048\"]",
+        "frontend[0].tls.groups[1]",
+        "ffdhe2048",
+    );
+    tls_error(
+        "certs = [\"a.pem\"], engine = \"openssl\", sigalgs = []",
+        "frontend[0].tls.sigalgs",
+        "must list at least one",
     );
     tls_error(
         "certs = [\"a.pem\"], engine = \"openssl\", min_version = \"1.3\", max_version = \"1.0\"",

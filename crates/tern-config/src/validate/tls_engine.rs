@@ -1,9 +1,9 @@
 //! `tls.engine` and the OpenSSL engine's policy: versions down to TLS 1.0, OpenSSL cipher
 //! strings checked against the refused families, DH parameters.
 //!
-//! What the OpenSSL engine does not do yet is refused here by name (`groups`, `sigalgs`,
-//! shared ticket keys, HTTP/2), rather than silently ignored: a bind never runs with less than
-//! its file says.
+//! What the OpenSSL engine does not do yet is refused here by name (shared ticket keys),
+//! rather than silently ignored: a bind never runs with less than its file says. ALPN,
+//! `groups` and `sigalgs` take the names, and have the meaning, they have on rustls binds.
 
 use super::Checker;
 use crate::locate::KeyPath;
@@ -49,17 +49,8 @@ impl Checker<'_> {
         let ciphers = self.cipher_string(raw.ciphers.as_deref(), &path.key("ciphers"), below13);
         let tls13 = max_version == OsslVersion::Tls13;
         let suites = self.cipher_string(raw.suites.as_deref(), &path.key("suites"), tls13);
-        for (key, set) in [
-            ("groups", raw.groups.is_some()),
-            ("sigalgs", raw.sigalgs.is_some()),
-        ] {
-            if set {
-                self.issue(
-                    &path.key(key),
-                    "not supported with engine = \"openssl\" yet",
-                );
-            }
-        }
+        let groups = self.named_list(raw.groups.as_deref(), &path.key("groups"), true);
+        let sigalgs = self.named_list(raw.sigalgs.as_deref(), &path.key("sigalgs"), true);
         let ticket_file = raw
             .resumption
             .as_ref()
@@ -76,8 +67,8 @@ impl Checker<'_> {
             .map(|file| self.file_path(file, &path.key("dh_param_file")));
         let rustls = TlsPolicy::default();
         let alpn = match &raw.alpn {
-            None => vec!["http/1.1".to_owned()],
-            Some(list) => self.openssl_alpn(list, &path.key("alpn")),
+            None => rustls.alpn.clone(),
+            Some(list) => self.alpn(list, &path.key("alpn")),
         };
         let policy = TlsPolicy {
             alpn,
@@ -92,6 +83,8 @@ impl Checker<'_> {
             ciphers,
             suites,
             dh_param_file,
+            groups,
+            sigalgs,
         };
         (policy, openssl)
     }
@@ -124,17 +117,6 @@ impl Checker<'_> {
             }
         }
         Some(elements.join(":"))
-    }
-
-    fn openssl_alpn(&mut self, list: &[String], path: &KeyPath) -> Vec<String> {
-        let alpn = self.alpn(list, path);
-        if let Some(i) = list.iter().position(|p| p == "h2") {
-            self.issue(
-                &path.index(i),
-                "HTTP/2 is served on engine = \"rustls\" binds only (use http/1.1)",
-            );
-        }
-        alpn
     }
 }
 

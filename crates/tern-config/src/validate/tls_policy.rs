@@ -85,7 +85,7 @@ impl Checker<'_> {
 
     /// A list of names of `T`, deduplicated; `None` when absent. An empty list is an error when
     /// `needed` (the protocol version it serves is enabled).
-    fn named_list<T: Named + PartialEq>(
+    pub(super) fn named_list<T: Named + PartialEq>(
         &mut self,
         raw: Option<&[String]>,
         path: &KeyPath,

@@ -1,7 +1,7 @@
 //! The OpenSSL engine of a bind (`tls.engine = "openssl"`), beside the rustls one
 //! (`handshake.rs`, `stream.rs`): built for every such bind at start-up ([`openssl_binds`]),
 //! handshaken per connection (`ossl/engine.rs`), and served by the same protocol loops (HTTP/1.1,
-//! TCP mode) through [`crate::listen::client::ClientStream`].
+//! HTTP/2, TCP mode) through [`crate::listen::client::ClientStream`].
 //!
 //! Why its own path rather than a second case inside the rustls one: the rustls path is written
 //! around rustls' state (its own stream with gathered writes, the ClientHello peeked for the
@@ -14,10 +14,15 @@ use std::sync::Arc;
 
 use tern_config::{Config, TlsEngine};
 
+use crate::tls::info::Summaries;
 use crate::tls::reload::BindTlsError;
 
 #[cfg(feature = "openssl-engine")]
 mod engine;
+#[cfg(feature = "openssl-engine")]
+mod negotiated;
+#[cfg(feature = "openssl-engine")]
+mod turns;
 #[cfg(feature = "openssl-engine")]
 pub(crate) use engine::session;
 
@@ -32,6 +37,26 @@ pub struct OsslBind(std::convert::Infallible);
 
 /// The OpenSSL engine of every bind with `engine = "openssl"`, `[frontend][bind]`.
 pub type OpensslBinds = Vec<Vec<Option<Arc<OsslBind>>>>;
+
+/// What `show tls` reports of each bind (`[frontend][bind]` flattened), `None` but for
+/// OpenSSL binds.
+pub(crate) fn summaries(binds: &OpensslBinds) -> Summaries {
+    binds
+        .iter()
+        .flatten()
+        .map(|bind| bind.as_deref().map(summary))
+        .collect()
+}
+
+#[cfg(feature = "openssl-engine")]
+fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
+    bind.summary()
+}
+
+#[cfg(not(feature = "openssl-engine"))]
+fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
+    match bind.0 {}
+}
 
 /// Builds the OpenSSL engine of every bind that uses it, reading its files.
 pub fn openssl_binds(config: &Config) -> Result<OpensslBinds, BindTlsError> {

@@ -183,6 +183,9 @@ pub(crate) struct Reloader {
     current: Mutex<Installed>,
     senders: Vec<watch::Sender<WorkerSet>>,
     counters: Arc<ReloadCounters>,
+    /// The OpenSSL binds' descriptions, in bind order (`None` for the others): built once per
+    /// generation, as those binds are (a certificate reload does not rebuild them).
+    openssl: Summaries,
 }
 
 impl Reloader {
@@ -218,6 +221,7 @@ impl Reloader {
             current: Mutex::new(Installed { tls, summaries }),
             senders,
             counters: Arc::default(),
+            openssl: Vec::new(),
         };
         (reloader, slots)
     }
@@ -227,9 +231,20 @@ impl Reloader {
         self.installed().tls.clone()
     }
 
+    /// Adds the descriptions of the OpenSSL binds (in bind order) to what `show tls` reports.
+    pub(crate) fn describing_openssl(mut self, openssl: Summaries) -> Self {
+        self.openssl = openssl;
+        self
+    }
+
     /// `show tls`: every TLS bind as its set was built, aged to now.
     pub(crate) fn tls_info(&self) -> Vec<BindTlsInfo> {
-        let summaries = self.installed().summaries.clone();
+        let mut summaries = self.installed().summaries.clone();
+        for (summary, openssl) in summaries.iter_mut().zip(&self.openssl) {
+            if summary.is_none() {
+                summary.clone_from(openssl);
+            }
+        }
         info::collect(&self.config, &summaries, tern_tls::unix_now())
     }
 

@@ -19,14 +19,19 @@ use rustls::{CipherSuite, HandshakeKind, NamedGroup, ProtocolVersion, SignatureA
 
 use crate::stats::bump;
 
-/// Protocol versions counted (then "other").
-const VERSIONS: [(ProtocolVersion, &str); 2] = [
+/// Protocol versions counted (then "other"); TLS 1.0 and 1.1 on OpenSSL binds only.
+const VERSIONS: [(ProtocolVersion, &str); 4] = [
     (ProtocolVersion::TLSv1_2, "tls12"),
     (ProtocolVersion::TLSv1_3, "tls13"),
+    (ProtocolVersion::TLSv1_0, "tls10"),
+    (ProtocolVersion::TLSv1_1, "tls11"),
 ];
 
-/// Key-exchange groups counted (then "none": a TLS 1.2 resumption exchanges no key, and "other").
-const GROUPS: [(NamedGroup, &str); 7] = [
+/// Key-exchange groups counted (then "none": a TLS 1.2 resumption or a static-RSA suite
+/// exchanges no ephemeral key, and "other"). The last five are OpenSSL binds' only (its
+/// default groups, and DHE: TLS 1.2 DHE is counted by the size of the bind's parameters,
+/// RFC 7919 ffdhe2048 unless `dh_param_file` says otherwise).
+const GROUPS: [(NamedGroup, &str); 12] = [
     (NamedGroup::X25519, "x25519"),
     (NamedGroup::secp256r1, "p256"),
     (NamedGroup::secp384r1, "p384"),
@@ -34,6 +39,11 @@ const GROUPS: [(NamedGroup, &str); 7] = [
     (NamedGroup::secp256r1MLKEM768, "p256mlkem768"),
     (NamedGroup::MLKEM768, "mlkem768"),
     (NamedGroup::MLKEM1024, "mlkem1024"),
+    (NamedGroup::secp521r1, "p521"),
+    (NamedGroup::X448, "x448"),
+    (NamedGroup::FFDHE2048, "ffdhe2048"),
+    (NamedGroup::FFDHE3072, "ffdhe3072"),
+    (NamedGroup::FFDHE4096, "ffdhe4096"),
 ];
 
 /// Certificate key types counted for full handshakes (then "other").
@@ -95,6 +105,33 @@ const LATENCY_US: [u64; 15] = [
 
 const SUITES: usize = 9;
 
+/// The TLS 1.2-and-below suites only OpenSSL binds negotiate, counted after the provider's:
+/// those OpenSSL offers with an RSA or ECDSA certificate once tern's exclusions apply (no RC4,
+/// 3DES, NULL, export, anonymous or MD5), CAMELLIA, ARIA and CCM aside ("other").
+const LEGACY_SUITES: [CipherSuite; 21] = [
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+    CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384,
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256,
+    CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_128_GCM_SHA256,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_256_GCM_SHA384,
+    CipherSuite::TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_128_CBC_SHA,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_256_CBC_SHA,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_128_CBC_SHA256,
+    CipherSuite::TLS_DHE_RSA_WITH_AES_256_CBC_SHA256,
+    CipherSuite::TLS_RSA_WITH_AES_128_GCM_SHA256,
+    CipherSuite::TLS_RSA_WITH_AES_256_GCM_SHA384,
+    CipherSuite::TLS_RSA_WITH_AES_128_CBC_SHA,
+    CipherSuite::TLS_RSA_WITH_AES_256_CBC_SHA,
+    CipherSuite::TLS_RSA_WITH_AES_128_CBC_SHA256,
+    CipherSuite::TLS_RSA_WITH_AES_256_CBC_SHA256,
+];
+
 /// What admission did (see `admission.rs`).
 const ADMISSION: [&str; 6] = [
     "rate_delayed",
@@ -122,12 +159,13 @@ pub(crate) enum AdmissionEvent {
     RateAbandoned = 5,
 }
 
-/// The cipher suites of the provider, in a fixed order.
+/// The cipher suites counted, in a fixed order: the provider's, then [`LEGACY_SUITES`].
 fn suites() -> impl Iterator<Item = CipherSuite> {
     rustls::crypto::aws_lc_rs::ALL_CIPHER_SUITES
         .iter()
         .map(|s| s.suite())
         .take(SUITES)
+        .chain(LEGACY_SUITES)
 }
 
 fn index_of<T: PartialEq>(table: impl IntoIterator<Item = T>, value: T) -> Option<usize> {
@@ -151,7 +189,7 @@ pub(crate) struct Negotiated {
 #[derive(Debug, Default)]
 pub struct TlsCounters {
     versions: [[AtomicU64; VERSIONS.len() + 1]; 2],
-    suites: [[AtomicU64; SUITES + 1]; 2],
+    suites: [[AtomicU64; SUITES + LEGACY_SUITES.len() + 1]; 2],
     groups: [[AtomicU64; GROUPS.len() + 2]; 2],
     certs: [AtomicU64; CERTS.len() + 1],
     failures: [AtomicU64; FAILURES.len()],

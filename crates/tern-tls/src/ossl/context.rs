@@ -1,4 +1,5 @@
-//! One certificate's `SslContext` with the bind's policy (see `ossl.rs` for what it carries).
+//! The `SslContext` of a group of certificates with the bind's policy (see `ossl.rs` for what
+//! it carries).
 
 use std::path::Path;
 
@@ -7,8 +8,9 @@ use openssl::pkey::{PKey, Params};
 use openssl::ssl::{
     AlpnError, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVersion,
 };
-use openssl::x509::X509;
-use tern_config::model::{CertSource, Certificate, OpensslPolicy, OsslVersion, TlsSettings};
+use tern_config::model::{
+    CertSource, Certificate, KxGroup, OpensslPolicy, OsslVersion, SigAlg, TlsSettings,
+};
 
 use super::CIPHER_EXCLUSIONS;
 use crate::TlsError;
@@ -63,6 +65,31 @@ fn version(v: OsslVersion) -> SslVersion {
     }
 }
 
+/// OpenSSL's name of a key exchange group (`SSL_CTX_set1_groups_list`).
+fn group_name(g: KxGroup) -> &'static str {
+    match g {
+        KxGroup::X25519 => "X25519",
+        KxGroup::X25519Mlkem768 => "X25519MLKEM768",
+        KxGroup::Secp256r1 => "P-256",
+        KxGroup::Secp384r1 => "P-384",
+    }
+}
+
+/// OpenSSL's name of a signature scheme (`SSL_CTX_set1_sigalgs_list` takes the TLS 1.3 names).
+fn sigalg_name(a: SigAlg) -> &'static str {
+    match a {
+        SigAlg::EcdsaP256Sha256 => "ecdsa_secp256r1_sha256",
+        SigAlg::EcdsaP384Sha384 => "ecdsa_secp384r1_sha384",
+        SigAlg::Ed25519 => "ed25519",
+        SigAlg::RsaPssSha256 => "rsa_pss_rsae_sha256",
+        SigAlg::RsaPssSha384 => "rsa_pss_rsae_sha384",
+        SigAlg::RsaPssSha512 => "rsa_pss_rsae_sha512",
+        SigAlg::RsaPkcs1Sha256 => "rsa_pkcs1_sha256",
+        SigAlg::RsaPkcs1Sha384 => "rsa_pkcs1_sha384",
+        SigAlg::RsaPkcs1Sha512 => "rsa_pkcs1_sha512",
+    }
+}
+
 /// The cipher string handed to OpenSSL: the configured one (or `DEFAULT`), then tern's
 /// exclusions.
 pub fn cipher_string(policy: &OpensslPolicy) -> String {
@@ -94,6 +121,17 @@ fn policy_builder(
         ))?;
     }
     b.set_tmp_dh(dh).map_err(ossl("DH parameters"))?;
+    if let Some(groups) = &policy.groups {
+        let list: Vec<&str> = groups.iter().map(|&g| group_name(g)).collect();
+        b.set_groups_list(&list.join(":")).map_err(ossl(
+            "groups: this OpenSSL lacks one of them (X25519MLKEM768 needs OpenSSL 3.5)",
+        ))?;
+    }
+    if let Some(sigalgs) = &policy.sigalgs {
+        let list: Vec<&str> = sigalgs.iter().map(|&a| sigalg_name(a)).collect();
+        b.set_sigalgs_list(&list.join(":"))
+            .map_err(ossl("sigalgs: this OpenSSL lacks one of them"))?;
+    }
     let mut options = SslOptions::NO_RENEGOTIATION | SslOptions::NO_COMPRESSION;
     if settings.policy.prefer_server_ciphers {
         options |= SslOptions::CIPHER_SERVER_PREFERENCE;
@@ -148,32 +186,49 @@ fn offered(mut list: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// One certificate's context: the policy, the chain and its key (checked to match).
+/// The context of one or more certificates of different key types (`sni.rs` groups them):
+/// the policy, then each chain and its key (checked to match). OpenSSL keeps one certificate
+/// per key type in a context and picks among them per handshake, by the suite and the
+/// client's signature algorithms.
 pub(super) fn build(
     settings: &TlsSettings,
     policy: &OpensslPolicy,
     dh: &Dh<Params>,
-    cert: &Certificate,
+    certs: &[&Certificate],
 ) -> Result<SslContextBuilder, TlsError> {
     let mut b = policy_builder(settings, policy, dh)?;
+    for cert in certs {
+        add_certificate(&mut b, cert)?;
+    }
+    Ok(b)
+}
+
+/// Loads a chain and its key into the slot of the key's type. The chain goes with that
+/// certificate alone (`SSL_CTX_use_certificate_chain_file`; `add_extra_chain_cert` would
+/// serve one chain with every key type), so OpenSSL reads the certificate file itself, after
+/// tern's loader read and checked it.
+fn add_certificate(b: &mut SslContextBuilder, cert: &Certificate) -> Result<(), TlsError> {
     let (cert_path, key_path) = match &cert.source {
         CertSource::Combined(path) => (path, path),
         CertSource::Split { cert, key } => (cert, key),
     };
     let at = |path: &Path| error(path.display().to_string());
-    let chain = X509::stack_from_pem(&read(cert_path)?).map_err(at(cert_path))?;
-    let mut chain = chain.into_iter();
-    let leaf = chain.next().ok_or_else(|| TlsError::NoCertificate {
-        path: cert_path.clone(),
-    })?;
-    b.set_certificate(&leaf).map_err(at(cert_path))?;
-    for extra in chain {
-        b.add_extra_chain_cert(extra).map_err(at(cert_path))?;
-    }
+    // The bindings panic on a path that is not UTF-8 or holds a NUL: refused first.
+    let chain_file = cert_path
+        .to_str()
+        .filter(|p| !p.contains('\0'))
+        .ok_or_else(|| {
+            TlsError::OpenSsl(format!(
+                "{}: the OpenSSL engine needs a UTF-8 path",
+                cert_path.display()
+            ))
+        })?;
+    b.set_certificate_chain_file(chain_file)
+        .map_err(at(cert_path))?;
     let key = PKey::private_key_from_pem(&read(key_path)?).map_err(at(key_path))?;
     b.set_private_key(&key).map_err(at(key_path))?;
     b.check_private_key().map_err(at(key_path))?;
-    Ok(b)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -585,21 +585,20 @@ fn legacy_binds_select_the_openssl_engine() {
          bind :445 ssl crt /etc/site.pem ciphers ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA\n\
          default_backend b\nbackend b\n  server s 10.0.0.1:80\n"
     ));
-    assert_eq!(
-        warned(&c.warnings),
-        ["10: curves", "10: alpn", "11: curves", "12: ciphers"]
-    );
+    assert_eq!(warned(&c.warnings), ["12: ciphers"]);
     assert_has(
         &c,
         "{ address = \":443\", tls = { certs = [\"/etc/site.pem\"], engine = \"openssl\", \
          ciphers = [\"AES128-SHA\", \"DHE-RSA-AES128-SHA\", \"!aNULL\"], \
-         dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [\"http/1.1\"], \
+         dh_param_file = \"/etc/haproxy/dh.pem\", groups = [\"X25519\", \"P-256\"], \
+         alpn = [\"h2\", \"http/1.1\"], \
          resumption = { cache_size = 20000 } } },",
     );
     assert_has(
         &c,
         "{ address = \":444\", tls = { certs = [\"/etc/site.pem\"], engine = \"openssl\", \
-         min_version = \"1.0\", dh_param_file = \"/etc/haproxy/dh.pem\", alpn = [], \
+         min_version = \"1.0\", dh_param_file = \"/etc/haproxy/dh.pem\", \
+         groups = [\"X25519\", \"P-256\"], alpn = [], \
          resumption = { cache_size = 20000 } } },",
     );
     // Modern and legacy suites mixed: rustls, the legacy one dropped.

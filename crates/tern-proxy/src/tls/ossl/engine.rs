@@ -3,7 +3,14 @@
 //!
 //! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
 //! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
-//! clients, and that optimisation stays with the default engine for now.
+//! clients, and that optimisation stays with the default engine for HTTP/1.1 for now. HTTP/2
+//! (ALPN `h2`) gets a write buffer in front of OpenSSL, as h2c does in front of the socket.
+//!
+//! HTTP/2 is served whatever suite was negotiated, CBC ones included: RFC 9113 §9.2.2 lets a
+//! server refuse TLS 1.2 suites without AEAD or ephemeral key exchange (INADEQUATE_SECURITY)
+//! but does not require it, HAProxy and nginx serve them, and a client that offers `h2` with
+//! such a suite is one that accepts it. An operator who wants HTTP/1.1 only on a legacy bind
+//! leaves `h2` out of its `alpn`.
 
 use std::io;
 use std::pin::Pin;
@@ -11,17 +18,20 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use openssl::ssl::{ErrorCode, NameType, SslRef, SslVersion};
-use rustls::{CipherSuite, HandshakeKind, ProtocolVersion};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use openssl::ssl::{ErrorCode, NameType, SslRef};
+use rustls::HandshakeKind;
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
 use tracing::debug;
 
-use super::OsslBind;
+use super::turns::Turns;
+use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
+use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
+use crate::http2;
 use crate::listen::accept::Acceptor;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
@@ -32,10 +42,14 @@ use crate::tls::stats::{Failure, Negotiated};
 use crate::track::Tracking;
 use crate::worker::Worker;
 
+/// What an HTTP/2 connection's writes gather before they go to OpenSSL (one record of at
+/// most 16 KiB).
+const H2_WRITE_BUFFER: usize = 16 * 1024;
+
 /// An established client connection on the OpenSSL engine, and the client's verified
 /// certificate (DER) on a bind with `client_auth`.
 #[derive(Debug)]
-pub(crate) struct OsslStream(SslStream<TcpStream>, Option<Vec<u8>>);
+pub(crate) struct OsslStream(SslStream<Turns>, Option<Vec<u8>>);
 
 /// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
 /// frontend's protocol (HTTP/1.1, or the TCP relay).
@@ -81,9 +95,43 @@ pub(crate) async fn session(
         Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
         return;
     }
+    if stream.0.ssl().selected_alpn_protocol() == Some(b"h2") {
+        return serve_h2(w, frontend, stream, addrs, log, track).await;
+    }
     let start = conn::Start::now(true);
     let proxy = conn::serve(w, frontend, stream, addrs, start, log, track);
     Box::pin(Profiled::new(Kind::Request, proxy)).await;
+}
+
+/// Serves a connection on which ALPN chose `h2` with the HTTP/2 code of rustls binds.
+///
+/// OpenSSL makes each `SSL_write` a record and a system call: a buffer in front of it makes
+/// the frames of one turn one record and one write, as tern's rustls stream gathers them
+/// (the same arrangement as h2c, `listen/session.rs`).
+async fn serve_h2(
+    w: Rc<Worker>,
+    frontend: usize,
+    stream: OsslStream,
+    addrs: Addrs,
+    log: Option<Box<Tracker>>,
+    track: Tracking,
+) {
+    let local = addrs
+        .local()
+        .or_else(|| stream.0.get_ref().tcp().local_addr().ok());
+    let sni = stream.sni().map(str::to_owned);
+    let cert = stream.1.clone();
+    // The connection's own SNI and ALPN (`h2`) are added per stream.
+    let session = stream.client_tls().map(|t| ClientTls {
+        sni: None,
+        alpn: None,
+        ..t
+    });
+    let info = http2::tls_conn_info(&addrs, local, Some((sni, cert, session)));
+    let buffered = BufWriter::with_capacity(H2_WRITE_BUFFER, http2::Lingering(stream));
+    let io = http2::Coalesce::new(buffered);
+    let h2 = http2::serve(w, frontend, io, info, log, track);
+    Box::pin(Profiled::new(Kind::Http2, h2)).await;
 }
 
 /// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls.
@@ -103,10 +151,25 @@ async fn handshake(
         tls.failed(failure);
         Err(HandshakeEnd::Failed(failure))
     };
-    let Ok(mut stream) = bind.ssl().and_then(|ssl| SslStream::new(ssl, tcp)) else {
+    let Ok(mut stream) = bind
+        .ssl()
+        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp)))
+    else {
         return fail(Failure::Other);
     };
-    match timeout_at(deadline, Pin::new(&mut stream).accept()).await {
+    // The key exchange's group is read while the handshake waits for the client: OpenSSL
+    // frees a TLS 1.2 server's ephemeral key once the client's share is processed (`Turns`
+    // makes the handshake yield after each of its writes).
+    let mut group = None;
+    let accept = std::future::poll_fn(|cx| {
+        let polled = Pin::new(&mut stream).poll_accept(cx);
+        if polled.is_pending() && group.is_none() {
+            group = negotiated::group(stream.ssl());
+        }
+        polled
+    });
+    let accepted_in_time = timeout_at(deadline, accept).await;
+    match accepted_in_time {
         Err(_) => {
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
@@ -119,6 +182,7 @@ async fn handshake(
         }
         Ok(Ok(())) => {}
     }
+    stream.get_mut().established();
     let ssl = stream.ssl();
     let kind = if ssl.session_reused() {
         bump(&counters.tls_resumed);
@@ -129,11 +193,11 @@ async fn handshake(
     };
     tls.completed(&Negotiated {
         kind: Some(kind),
-        version: version(ssl),
-        suite: suite(ssl),
-        // Neither is exposed by the bindings: counted under "other".
-        group: None,
-        cert: None,
+        version: negotiated::version(ssl),
+        suite: negotiated::suite(ssl),
+        // A TLS 1.3 server keeps its key to the end; a resumption without one has none.
+        group: group.or_else(|| negotiated::group(ssl)),
+        cert: negotiated::cert(ssl),
         latency: accepted.elapsed(),
     });
     let cert = stream
@@ -141,25 +205,6 @@ async fn handshake(
         .peer_certificate()
         .and_then(|c| c.to_der().ok());
     Ok(OsslStream(stream, cert))
-}
-
-fn version(ssl: &SslRef) -> Option<ProtocolVersion> {
-    let v = ssl.version2()?;
-    Some(if v == SslVersion::TLS1_3 {
-        ProtocolVersion::TLSv1_3
-    } else if v == SslVersion::TLS1_2 {
-        ProtocolVersion::TLSv1_2
-    } else if v == SslVersion::TLS1_1 {
-        ProtocolVersion::TLSv1_1
-    } else {
-        ProtocolVersion::TLSv1_0
-    })
-}
-
-/// The suite by its IANA code point, the rustls type the counters are kept in.
-fn suite(ssl: &SslRef) -> Option<CipherSuite> {
-    let id = ssl.current_cipher()?.protocol_id();
-    Some(CipherSuite::from(u16::from_be_bytes(id)))
 }
 
 /// `X509_V_ERR_*` codes (x509_vfy.h, unchanged since OpenSSL 0.9.8; the bindings name only
@@ -245,6 +290,12 @@ impl AsyncWrite for OsslStream {
     }
 }
 
+impl http2::Socket for OsslStream {
+    fn tcp(&self) -> &TcpStream {
+        self.0.get_ref().tcp()
+    }
+}
+
 impl ClientStream for OsslStream {
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         // close_notify, then the socket's FIN.
@@ -252,7 +303,7 @@ impl ClientStream for OsslStream {
     }
 
     fn socket(&self) -> Option<&TcpStream> {
-        Some(self.0.get_ref())
+        Some(self.0.get_ref().tcp())
     }
 
     fn sni(&self) -> Option<&str> {
@@ -261,5 +312,17 @@ impl ClientStream for OsslStream {
 
     fn peer_certificate(&self) -> Option<&[u8]> {
         self.1.as_deref()
+    }
+
+    fn client_tls(&self) -> Option<ClientTls<'_>> {
+        let ssl = self.0.ssl();
+        Some(ClientTls {
+            version: ssl.version_str(),
+            cipher: ssl.current_cipher().map_or("", |c| c.name()),
+            sni: ssl.servername(NameType::HOST_NAME),
+            alpn: ssl.selected_alpn_protocol(),
+            cert: self.1.is_some(),
+            resumed: ssl.session_reused(),
+        })
     }
 }
