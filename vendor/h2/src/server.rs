@@ -564,6 +564,15 @@ where
         self.connection.has_streams()
     }
 
+    /// Frees the memory an idle connection holds without need: the read and write buffers
+    /// (24 KiB) when they hold no bytes, and the stream store and frame buffers when no stream
+    /// or frame is left in them. Each is allocated again when next needed, so this is for a
+    /// server holding many idle connections, called once a connection has been idle a while:
+    /// on a busy connection it only makes the next frames allocate.
+    pub fn release_idle_memory(&mut self) {
+        self.connection.release_idle_memory();
+    }
+
     /// Returns the maximum number of concurrent streams that may be initiated
     /// by the server on this connection.
     ///

@@ -14,9 +14,13 @@ use std::io;
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::codec::FramedRead as InnerFramedRead;
 use tokio_util::codec::{LengthDelimitedCodec, LengthDelimitedCodecError};
+
+/// The read buffer allocated when the first bytes arrive after a release (tokio-util's
+/// `FramedRead` starts with this capacity).
+const READ_BUFFER_CAPACITY: usize = 8 * 1024;
 
 // 16 MB "sane default" taken from golang http2
 const DEFAULT_SETTINGS_MAX_HEADER_LIST_SIZE: usize = 16 << 20;
@@ -70,6 +74,17 @@ impl<T> FramedRead<T> {
 
     pub fn get_mut(&mut self) -> &mut T {
         self.inner.get_mut()
+    }
+
+    /// Frees the read buffer if it holds no bytes and no header block is partly read; the
+    /// next bytes to arrive allocate it again (`poll_refill`).
+    pub fn release_buffer(&mut self) {
+        if self.decoder.partial.is_none() {
+            let buf = self.inner.read_buffer_mut();
+            if buf.is_empty() && buf.capacity() > 0 {
+                *buf = BytesMut::new();
+            }
+        }
     }
 
     /// Returns the current max frame size setting
@@ -419,6 +434,11 @@ where
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let span = tracing::trace_span!("FramedRead::poll_next");
         let _e = span.enter();
+        if self.inner.read_buffer().capacity() == 0 {
+            if let Err(e) = ready!(self.poll_refill(cx)) {
+                return Poll::Ready(Some(Err(map_err(e))));
+            }
+        }
         loop {
             tracing::trace!("poll");
             let bytes = match ready!(Pin::new(&mut self.inner).poll_next(cx)) {
@@ -433,6 +453,26 @@ where
                 return Poll::Ready(Some(Ok(frame)));
             }
         }
+    }
+}
+
+impl<T: AsyncRead + Unpin> FramedRead<T> {
+    /// Waits for the peer's next bytes without a read buffer (released while idle), then
+    /// allocates one holding them.
+    ///
+    /// The inner `FramedRead` would allocate its buffer before it reads (and grow it from 8
+    /// bytes), so the first byte is read here. One byte only: a frame is at least 9, so the
+    /// rest of any complete frame is readable at once, and the inner `FramedRead` (which
+    /// decodes only after a read of its own) does not wait with a whole frame in its buffer.
+    fn poll_refill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut byte = [0u8; 1];
+        let mut first = ReadBuf::new(&mut byte);
+        ready!(Pin::new(self.inner.get_mut()).poll_read(cx, &mut first))?;
+        // At the end of the stream too: the inner `FramedRead` sees it on its own read.
+        let buf = self.inner.read_buffer_mut();
+        buf.reserve(READ_BUFFER_CAPACITY);
+        buf.extend_from_slice(first.filled());
+        Poll::Ready(Ok(()))
     }
 }
 

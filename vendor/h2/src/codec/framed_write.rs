@@ -93,7 +93,8 @@ where
             final_flush_done: false,
             encoder: Encoder {
                 hpack: hpack::Encoder::default(),
-                buf: Cursor::new(BytesMut::with_capacity(DEFAULT_BUFFER_CAPACITY)),
+                // Allocated by the first frame (`Encoder::buffer`), released when idle.
+                buf: Cursor::new(BytesMut::new()),
                 next: None,
                 last_data_frame: None,
                 max_frame_size: frame::DEFAULT_MAX_FRAME_SIZE,
@@ -223,6 +224,10 @@ where
     fn buffer(&mut self, item: Frame<B>) -> Result<(), UserError> {
         // Ensure that we have enough capacity to accept the write.
         assert!(self.has_capacity());
+        if self.buf.get_ref().capacity() == 0 {
+            // Released while idle (or never used): allocate on demand.
+            self.buf.get_mut().reserve(DEFAULT_BUFFER_CAPACITY);
+        }
         let span = tracing::trace_span!("FramedWrite::buffer", frame = ?item);
         let _e = span.enter();
 
@@ -307,9 +312,10 @@ where
     }
 
     fn has_capacity(&self) -> bool {
+        let buf = self.buf.get_ref();
+        // No buffer (released while idle): `buffer` allocates one.
         self.next.is_none()
-            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
-                >= self.min_buffer_capacity)
+            && (buf.capacity() == 0 || buf.capacity() - buf.len() >= self.min_buffer_capacity)
     }
 
     fn is_empty(&self) -> bool {
@@ -341,6 +347,18 @@ impl<T, B> FramedWrite<T, B> {
     /// Set the peer's header table size.
     pub fn set_header_table_size(&mut self, val: usize) {
         self.encoder.hpack.update_max_size(val);
+    }
+
+    /// Frees the write buffer if nothing is queued in it; the next frame buffered allocates
+    /// it again.
+    pub fn release_buffer(&mut self) {
+        let encoder = &mut self.encoder;
+        if encoder.next.is_none()
+            && !encoder.buf.has_remaining()
+            && encoder.buf.get_ref().capacity() > 0
+        {
+            encoder.buf = Cursor::new(BytesMut::new());
+        }
     }
 
     /// Retrieve the last data frame that has been sent

@@ -116,6 +116,13 @@ impl<T, B> Codec<T, B> {
         self.inner.get_mut().get_mut()
     }
 
+    /// Frees the read and write buffers where they hold nothing (an idle connection); each is
+    /// allocated again when next needed.
+    pub(crate) fn release_buffers(&mut self) {
+        self.inner.release_buffer();
+        self.framed_write().release_buffer();
+    }
+
     /// Takes the data payload value that was fully written to the socket
     pub(crate) fn take_last_data_frame(&mut self) -> Option<Data<B>> {
         self.framed_write().take_last_data_frame()

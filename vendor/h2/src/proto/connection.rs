@@ -287,6 +287,12 @@ where
         self.inner.streams.has_streams()
     }
 
+    /// Frees what an idle connection holds without need (`server::Connection::release_idle_memory`).
+    pub fn release_idle_memory(&mut self) {
+        self.codec.release_buffers();
+        self.inner.streams.release_idle_memory();
+    }
+
     /// Checks if there are any streams or references left
     pub fn has_streams_or_other_references(&self) -> bool {
         // If we poll() and realize that there are no streams or references

@@ -86,6 +86,14 @@ impl Store {
         }
     }
 
+    /// Frees the slab and the index when no stream is stored (the slab never shrinks).
+    pub fn release_if_empty(&mut self) {
+        if self.slab.is_empty() && self.slab.capacity() > 0 {
+            self.slab = slab::Slab::new();
+            self.ids = IndexMap::new();
+        }
+    }
+
     pub fn find_mut(&mut self, id: &StreamId) -> Option<Ptr<'_>> {
         let index = {
             let key = self.ids.get(id)?;

@@ -1144,6 +1144,18 @@ where
         me.counts.has_streams()
     }
 
+    /// Frees the stream store and the frame buffers where they hold nothing (an idle
+    /// connection); each is allocated again when next needed.
+    pub fn release_idle_memory(&self) {
+        {
+            let mut me = self.inner.lock().unwrap();
+            let me = &mut *me;
+            me.store.release_if_empty();
+            me.actions.recv.release_buffer();
+        }
+        self.send_buffer.inner.lock().unwrap().release_if_empty();
+    }
+
     pub fn has_streams_or_other_references(&self) -> bool {
         let me = self.inner.lock().unwrap();
         me.counts.has_streams() || me.refs > 1
