@@ -5,15 +5,16 @@
 //!
 //! One task drives the connection ([`serve`]): it accepts streams and spawns a task per stream
 //! on the worker, sends GOAWAY when the worker drains or stops (streams in flight finish), and
-//! closes a connection idle (no stream open) for `keep_alive` with GOAWAY too. The `h2` crate
-//! does the framing, HPACK, flow control and the limits against abuse (rapid reset, CONTINUATION
-//! floods, oversized header lists, empty DATA frames), all set from the frontend's `http2`
-//! settings; `flood.rs` bounds the control frames it would answer forever (PING, SETTINGS,
-//! WINDOW_UPDATE, ...).
+//! closes a connection idle (no stream open) for `keep_alive` with GOAWAY too, having given back
+//! its buffers after its first second idle (`idle.rs`). The `h2` crate does the framing, HPACK,
+//! flow control and the limits against abuse (rapid reset, CONTINUATION floods, oversized header
+//! lists, empty DATA frames), all set from the frontend's `http2` settings; `flood.rs` bounds
+//! the control frames it would answer forever (PING, SETTINGS, WINDOW_UPDATE, ...).
 //!
 //! | file | what |
 //! |---|---|
 //! | `flood.rs` | the budget of control frames per connection, kept as the bytes pass |
+//! | `idle.rs` | when an idle connection releases its buffers, and when it is closed |
 //! | `request.rs` | an HTTP/2 request's head as the HTTP/1.1 head the session parses |
 //! | `connect.rs` | a WebSocket stream (RFC 8441 extended CONNECT) as an HTTP/1.1 upgrade request |
 //! | `request_body.rs` | the request bytes the session reads: head, DATA (chunked if no length), trailers |
@@ -25,6 +26,7 @@ mod coalesce;
 mod connect;
 mod flood;
 pub mod fuzz;
+mod idle;
 mod linger;
 mod request;
 mod request_body;
@@ -34,7 +36,7 @@ mod stream;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 
 use bytes::Bytes;
@@ -58,6 +60,7 @@ use crate::worker::Worker;
 pub(crate) use coalesce::Coalesce;
 pub(crate) use connect::accept_for as websocket_accept;
 use flood::{ControlBudget, FloodGuard};
+use idle::{IdleClock, Tick};
 pub(crate) use linger::Lingering;
 #[cfg(feature = "openssl-engine")]
 pub(crate) use linger::Socket;
@@ -87,25 +90,63 @@ fn builder(settings: &Http2Settings) -> Builder {
     b
 }
 
+/// The `h2` handshake of a connection, boxed: freed once done.
+type Handshake<T> = Pin<Box<h2::server::Handshake<FloodGuard<T>, Bytes>>>;
+
 /// Serves HTTP/2 on an established client connection until it ends.
-pub(crate) async fn serve<T>(
+///
+/// Not an `async fn`: that would keep its arguments in its future for the connection's life,
+/// `io` (the TLS stream, 1.2 KiB) beside the `h2` connection it is moved into. The handshake is
+/// made here and boxed, so the future holds pointers to what it starts with.
+pub(crate) fn serve<T>(
     w: Rc<Worker>,
     frontend: usize,
     io: T,
     info: ConnInfo,
     log: Option<Box<Tracker>>,
     track: crate::track::Tracking,
-) where
+) -> impl Future<Output = ()>
+where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
+    let settings = w.shared.frontend(frontend).http2;
+    let budget = ControlBudget::new(settings.max_control_frames as u64);
+    let io = FloodGuard::new(io, Rc::clone(&budget));
+    let handshake = Box::pin(builder(&settings).handshake::<_, Bytes>(io));
+    let conn = Conn {
+        budget,
+        info: Rc::new(info),
+        log,
+        track,
+    };
+    drive(w, frontend, handshake, conn)
+}
+
+/// What a connection's task keeps beside the `h2` connection.
+struct Conn {
+    /// The control frames the client may still send (`flood.rs`).
+    budget: Rc<ControlBudget>,
+    info: Rc<ConnInfo>,
+    log: Option<Box<Tracker>>,
+    track: crate::track::Tracking,
+}
+
+/// Runs the handshake, then serves the connection's streams until it ends.
+async fn drive<T>(w: Rc<Worker>, frontend: usize, handshake: Handshake<T>, c: Conn)
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let Conn {
+        budget,
+        info,
+        log,
+        track,
+    } = c;
     let fc = &w.stats.frontends[frontend];
     bump(&fc.h2_sessions);
     let timeouts = w.shared.frontend(frontend).timeouts;
     let settings = w.shared.frontend(frontend).http2;
-    let budget = ControlBudget::new(settings.max_control_frames as u64);
-    let io = FloodGuard::new(io, Rc::clone(&budget));
     // The client preface and SETTINGS are the first request bytes: `http_request` applies.
-    let handshake = builder(&settings).handshake::<_, Bytes>(io);
     let mut conn = match tokio::time::timeout(timeouts.http_request, handshake).await {
         Ok(Ok(conn)) => conn,
         Ok(Err(e)) => {
@@ -118,7 +159,6 @@ pub(crate) async fn serve<T>(
             return;
         }
     };
-    let info = Rc::new(info);
     let (max_resets, max_live) = (
         settings.max_client_resets,
         settings.max_concurrent_streams as usize,
@@ -127,7 +167,8 @@ pub(crate) async fn serve<T>(
     let life = w.life();
     let mut stopping = pin!(life.stopping());
     let mut shutting = false;
-    let mut idle = pin!(sleep_until(Instant::now() + timeouts.keep_alive));
+    let (mut clock, first) = IdleClock::start(timeouts.keep_alive, Instant::now());
+    let mut idle = pin!(sleep_until(first));
     let mut busy = false;
     loop {
         let next = std::future::poll_fn(|cx| {
@@ -144,14 +185,21 @@ pub(crate) async fn serve<T>(
             }
             busy |= conn.has_streams();
             if !shutting && idle.as_mut().poll(cx).is_ready() {
-                if std::mem::take(&mut busy) {
-                    // A stream was open since the timer was armed: idle time counts from now.
-                    idle.as_mut().reset(Instant::now() + timeouts.keep_alive);
+                // A stream open since the timer was armed restarts the idle time (`idle.rs`).
+                match clock.tick(Instant::now(), std::mem::take(&mut busy)) {
+                    Tick::Rearm(at) => idle.as_mut().reset(at),
+                    Tick::Release(at) => {
+                        conn.release_idle_memory();
+                        idle.as_mut().reset(at);
+                    }
+                    Tick::Close => {
+                        bump(&fc.keepalive_timeouts);
+                        conn.graceful_shutdown();
+                        shutting = true;
+                    }
+                }
+                if !shutting {
                     let _ = idle.as_mut().poll(cx);
-                } else {
-                    bump(&fc.keepalive_timeouts);
-                    conn.graceful_shutdown();
-                    shutting = true;
                 }
             }
             if info.live.get() >= max_live {

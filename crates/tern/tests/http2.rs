@@ -403,3 +403,41 @@ fn a_response_head_larger_than_the_request_limit_reaches_an_h2_client() {
     server.join().unwrap();
     tern.stop();
 }
+
+/// Runs `clients/h2_idle.py` against `addr` (`tls` or `h2c`): requests with idle times past the
+/// second after which a connection gives back its buffers (`http2/idle.rs`) between them.
+fn idle_client(addr: std::net::SocketAddr, mode: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/h2_idle.py");
+    let out = Command::new("python3")
+        .args([script, "127.0.0.1", &addr.port().to_string(), mode, "1.5"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}\n{} (Python's h2 package: .ci/run installs it)",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+#[test]
+fn a_connection_serves_again_after_giving_back_its_idle_buffers() {
+    let term = Term::start("h2-idle");
+    let tern = tern_h2("h2-idle", &[&term], &[], None);
+    let h2c = Tern::run(
+        &Config::new()
+            .frontend("http2 = { cleartext = true }")
+            .terms(&[&term])
+            .toml(),
+    );
+    // The same steps over TLS and over h2c: after a release the first byte is read alone, from
+    // a decrypted record or from the socket.
+    let expected = "get 200 100\nping acked\npost 200 7\nget 200 20000\n";
+    assert_eq!(idle_client(tern.addr(), "tls"), expected);
+    assert_eq!(idle_client(h2c.addr(), "h2c"), expected);
+    for c in [tern.stop(), h2c.stop()] {
+        assert_eq!(c.get("frontend web", "h2_streams"), 3, "{c:?}");
+        assert_eq!(c.get("frontend web", "h2_errors"), 0, "{c:?}");
+    }
+}
