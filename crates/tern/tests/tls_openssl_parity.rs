@@ -274,13 +274,7 @@ fn ocsp_responses_are_stapled_per_certificate() {
     }
     let term = Term::start("ossl-ocsp-be");
     let dir = temp_dir("ossl-ocsp");
-    let ecdsa = write_cert(&dir, "site-ecdsa", KeyKind::EcdsaP256);
-    let rsa = write_cert(&dir, "site-rsa", KeyKind::Rsa2048);
-    write_ocsp_response(
-        &dir.join("site-ecdsa.crt"),
-        &dir.join("site-ecdsa.key"),
-        &dir.join("site-ecdsa.pem.ocsp"),
-    );
+    let (ecdsa, rsa) = stapled_pair(&dir);
     let bind = format!(
         "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{ecdsa:?}, {rsa:?}], engine = \"openssl\" }} }}"
     );
@@ -376,13 +370,7 @@ fn show_tls_describes_openssl_binds() {
     }
     let term = Term::start("ossl-show-be");
     let dir = temp_dir("ossl-show");
-    let ecdsa = write_cert(&dir, "site-ecdsa", KeyKind::EcdsaP256);
-    let rsa = write_cert(&dir, "site-rsa", KeyKind::Rsa2048);
-    write_ocsp_response(
-        &dir.join("site-ecdsa.crt"),
-        &dir.join("site-ecdsa.key"),
-        &dir.join("site-ecdsa.pem.ocsp"),
-    );
+    let (ecdsa, rsa) = stapled_pair(&dir);
     let socket = dir.join("tern.sock");
     let bind = format!(
         "{{ address = \"127.0.0.1:0\", tls = {{ certs = [{ecdsa:?}, {rsa:?}], engine = \"openssl\" }} }}"
@@ -420,4 +408,17 @@ fn show_tls_describes_openssl_binds() {
     assert_eq!(resumption["tickets"], true, "{json}");
     assert_eq!(resumption["ticket_keys"]["source"], "openssl", "{json}");
     tern.stop_clean();
+}
+
+/// An ECDSA and an RSA certificate for the same names in `dir`, the ECDSA one with an OCSP
+/// response beside it (`site-ecdsa.pem.ocsp`); returns their PEM files.
+fn stapled_pair(dir: &std::path::Path) -> (String, String) {
+    let ecdsa = write_cert(dir, "site-ecdsa", KeyKind::EcdsaP256);
+    let rsa = write_cert(dir, "site-rsa", KeyKind::Rsa2048);
+    write_ocsp_response(
+        &dir.join("site-ecdsa.crt"),
+        &dir.join("site-ecdsa.key"),
+        &dir.join("site-ecdsa.pem.ocsp"),
+    );
+    (ecdsa, rsa)
 }
