@@ -271,6 +271,12 @@ impl Generations {
         ))
     }
 
+    /// Whether a previous generation is still draining. Asking reaps one that has ended, which
+    /// logs "the previous generation has ended".
+    pub fn draining(&self) -> bool {
+        self.lock().old.is_some()
+    }
+
     /// Whether every generation of this process has ended (after an upgrade).
     pub fn finished(&self) -> bool {
         let inner = self.lock();

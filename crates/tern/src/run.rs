@@ -76,6 +76,9 @@ pub fn main(args: &RunArgs) -> anyhow::Result<()> {
     print_stats(&stats, &config)
 }
 
+/// How often the main thread checks whether a draining generation has ended.
+const REAP_EVERY: Duration = Duration::from_secs(1);
+
 /// Serves until a stop signal or an upgrade handed over (`"upgrade"`), acting on reloads and
 /// upgrades in between.
 fn serve(
@@ -84,7 +87,13 @@ fn serve(
     api: &mut Option<ApiHandle>,
 ) -> &'static str {
     loop {
-        match signals.next() {
+        // While a reload's previous generation drains, look every second so that its end is
+        // logged (and its counters retired) when it happens, not at the next reload.
+        let limit = generations.draining().then_some(REAP_EVERY);
+        let Some(event) = signals.next_within(limit) else {
+            continue;
+        };
+        match event {
             SignalEvent::Stop(signal) => return signal,
             SignalEvent::Reload => {
                 info!("SIGHUP received: reloading the configuration");

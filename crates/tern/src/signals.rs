@@ -66,14 +66,30 @@ impl StopSignals {
 
     /// Blocks until the next signal.
     pub fn next(&mut self) -> SignalEvent {
+        loop {
+            if let Some(event) = self.next_within(None) {
+                return event;
+            }
+        }
+    }
+
+    /// Waits for the next signal, up to `limit` if there is one.
+    pub fn next_within(&mut self, limit: Option<std::time::Duration>) -> Option<SignalEvent> {
+        let expired = async {
+            match limit {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
         self.rt.block_on(async {
             tokio::select! {
-                _ = self.int.recv() => SignalEvent::Stop("SIGINT"),
-                _ = self.term.recv() => SignalEvent::Stop("SIGTERM"),
-                _ = self.hup.recv() => SignalEvent::Reload,
-                _ = self.usr2.recv() => SignalEvent::Upgrade,
-                () = self.handed_over.notified() => SignalEvent::HandedOver,
-                () = self.control_changed.notified() => SignalEvent::ControlChanged,
+                _ = self.int.recv() => Some(SignalEvent::Stop("SIGINT")),
+                _ = self.term.recv() => Some(SignalEvent::Stop("SIGTERM")),
+                _ = self.hup.recv() => Some(SignalEvent::Reload),
+                _ = self.usr2.recv() => Some(SignalEvent::Upgrade),
+                () = self.handed_over.notified() => Some(SignalEvent::HandedOver),
+                () = self.control_changed.notified() => Some(SignalEvent::ControlChanged),
+                () = expired => None,
             }
         })
     }

@@ -132,7 +132,11 @@ fn a_keepalive_connection_of_the_old_generation_gets_its_answer_then_closes() {
         assert_eq!(last.header("connection"), Some("close"));
         // New connections go to the new generation.
         assert_eq!(get(addr, false, "/").await.status, 200);
+        drop(conn);
     });
+    // With its last connection closed, the old generation ends, and the log says so without
+    // waiting for another reload or a runtime API call.
+    wait_log(&tern, "the previous generation has ended");
     tern.stop_clean();
 }
 
