@@ -7,19 +7,27 @@
 #
 # Setup: tern (1 worker, CPU $SERVER_CPU, TLS with an ECDSA P-256 certificate, `http_request`
 # 5 s) in front of two `tern term` backends; all clients share CPU $CLIENT_CPU.
-#  1. Capacity: two closed-loop runs of $CAP_SECONDS s: keep-alive (-c 32) and one request per
-#     connection (-c 16, every request a full handshake). Skipped when KA_RATE and HS_RATE are
-#     given.
-#  2. Load: open-loop `tern bench` at KA_RATE (85% of $LOAD% of the keep-alive capacity) over
-#     32 keep-alive connections, and at HS_RATE (15% of $LOAD% of the handshake capacity) with a new
-#     connection per request; bench/soak_clients.py's $UPLOADERS uploaders (256 KiB POSTs)
-#     and $SLOW slow clients (a header line every 2 s until the 408); SIGHUP every
+#  1. Capacity, measured with the rest of the mix running, since every client and both backends
+#     share one CPU and a keep-alive rate measured alone is more than the client can make beside
+#     the others: first full handshakes alone (closed loop, -c 16, one request per connection,
+#     $CAP_SECONDS s) give HS_RATE = $LOAD% x 15% of that; then the handshake load, the
+#     uploaders and the slow clients start, and a closed-loop keep-alive run (-c 32,
+#     $CAP_SECONDS s) beside them gives KA_RATE = $LOAD% of what it made. Skipped when KA_RATE
+#     and HS_RATE are given.
+#  2. Load: open-loop `tern bench` at KA_RATE over 32 keep-alive connections and at HS_RATE with
+#     a new connection per request; bench/soak_clients.py's $UPLOADERS uploaders (256 KiB
+#     POSTs) and $SLOW slow clients (a header line every 2 s until the 408); SIGHUP every
 #     $RELOAD_EVERY s, the configuration alternating between two weights of s2.
-#  3. Every $SAMPLE_EVERY s: tern's VmRSS and open descriptors ($TMP/samples.csv). Samples of
-#     the first $WARMUP_SHARE% of the run are the warm-up and not judged, nor those of the last
-#     3 s (the load is ending). Memory: every later
-#     sample within ±5% of their median. Descriptors: the mean of the last quarter of the
-#     judged samples at most 10% (and at least 16 descriptors) above the first quarter's.
+#  3. Every $SAMPLE_EVERY s: tern's VmRSS and open descriptors, and whether a previous
+#     generation is still draining (a reload sent and its "the previous generation has ended"
+#     line not yet logged) ($TMP/samples.csv). Samples of the first $WARMUP_SHARE% of the run
+#     are the warm-up and not judged, nor those of the last 3 s (the load is ending), nor
+#     those taken while two generations are alive: a reload holds both until the old one's
+#     connections finish (the slow clients' take up to `http_request`), and that peak is
+#     reported on its own, with the longest drain. Memory: every judged sample within ±5% of
+#     their median. Descriptors: the mean of the last quarter of the judged samples at most 10%
+#     (and at least 16 descriptors) above the first quarter's. Every drain must end before the
+#     next reload.
 #
 # Usage (from the repo root, after `cargo build --release -p tern`):
 #   bench/soak.sh                         # 30 minutes
@@ -29,7 +37,7 @@
 # SAMPLE_EVERY [5], WARMUP_SHARE [20], CAP_SECONDS [10], KA_RATE, HS_RATE, UPLOADERS [2], SLOW
 # [20], FRONT_PORT / BACKEND_PORT (default: free ports), TERN [target/release/tern].
 #
-# The machine must be otherwise idle: the capacity is measured once, before the load, and the
+# The machine must be otherwise idle: the capacity is measured once, at the start, and the
 # clients, the backends and the uploads all share CPU $CLIENT_CPU. On a machine others are
 # using, 70% of a capacity measured in a quiet moment can be more than tern gets later, and
 # the open-loop runs then count their queued requests as timeouts; lower LOAD there.
@@ -96,16 +104,32 @@ bench() { # $1 name, then tern bench options: a run pinned to the client CPU, JS
         >"$TMP/$name.out" 2>&1
 }
 
+# The handshake load, the uploaders and the slow clients run from here to the end; when the
+# keep-alive capacity is measured beside them, they start that much earlier.
+MIX_SECONDS=$DURATION
 if [[ -z ${KA_RATE:-} || -z ${HS_RATE:-} ]]; then
-    echo "capacity: ${CAP_SECONDS} s keep-alive, ${CAP_SECONDS} s full handshakes (closed loop)"
-    bench cap-ka -c 32 -d "$CAP_SECONDS" --warmup 2 || die "capacity run failed: $(cat "$TMP/cap-ka.out")"
+    echo "capacity: ${CAP_SECONDS} s of full handshakes alone (closed loop)"
     bench cap-hs -c 16 --requests-per-conn 1 -d "$CAP_SECONDS" --warmup 2 ||
         die "capacity run failed: $(cat "$TMP/cap-hs.out")"
-    CAP_KA=$(json_get "$TMP/cap-ka.json" requests_per_s)
     CAP_HS=$(json_get "$TMP/cap-hs.json" requests_per_s)
-    KA_RATE=${KA_RATE:-$(awk -v c="$CAP_KA" -v l="$LOAD" 'BEGIN { r = int(c * l / 100 * 0.85); print (r < 1 ? 1 : r) }')}
     HS_RATE=${HS_RATE:-$(awk -v c="$CAP_HS" -v l="$LOAD" 'BEGIN { r = int(c * l / 100 * 0.15); print (r < 1 ? 1 : r) }')}
-    echo "capacity: $CAP_KA keep-alive requests/s, $CAP_HS full handshakes/s"
+    MIX_SECONDS=$((DURATION + CAP_SECONDS + 4))
+fi
+
+bench hs -c 64 --rate "$HS_RATE" --requests-per-conn 1 -d "$MIX_SECONDS" --warmup 0 --timeout 5 &
+HS_PID=$!
+STARTED_PIDS+=("$HS_PID")
+taskset -c "$CLIENT_CPU" python3 bench/soak_clients.py 127.0.0.1 "$FRONT_PORT" "$MIX_SECONDS" \
+    "$UPLOADERS" "$SLOW" >"$TMP/clients.json" 2>"$TMP/clients.err" &
+CLIENTS_PID=$!
+STARTED_PIDS+=("$CLIENTS_PID")
+
+if [[ -z ${KA_RATE:-} ]]; then
+    echo "capacity: ${CAP_SECONDS} s of keep-alive requests (closed loop) beside the handshakes, uploads and slow clients"
+    bench cap-ka -c 32 -d "$CAP_SECONDS" --warmup 2 || die "capacity run failed: $(cat "$TMP/cap-ka.out")"
+    CAP_KA=$(json_get "$TMP/cap-ka.json" requests_per_s)
+    KA_RATE=$(awk -v c="$CAP_KA" -v l="$LOAD" 'BEGIN { r = int(c * l / 100); print (r < 1 ? 1 : r) }')
+    echo "capacity: $CAP_KA keep-alive requests/s beside the rest, $CAP_HS full handshakes/s alone"
 fi
 echo "soak: $DURATION s at ${LOAD}% of capacity; keep-alive $KA_RATE/s, full handshakes $HS_RATE/s, $UPLOADERS uploaders," \
     "$SLOW slow clients, a reload every $RELOAD_EVERY s"
@@ -113,27 +137,29 @@ echo "soak: $DURATION s at ${LOAD}% of capacity; keep-alive $KA_RATE/s, full han
 bench ka -c 32 --rate "$KA_RATE" -d "$DURATION" --warmup 0 --timeout 5 &
 KA_PID=$!
 STARTED_PIDS+=("$KA_PID")
-bench hs -c 64 --rate "$HS_RATE" --requests-per-conn 1 -d "$DURATION" --warmup 0 --timeout 5 &
-HS_PID=$!
-STARTED_PIDS+=("$HS_PID")
-taskset -c "$CLIENT_CPU" python3 bench/soak_clients.py 127.0.0.1 "$FRONT_PORT" "$DURATION" \
-    "$UPLOADERS" "$SLOW" >"$TMP/clients.json" 2>"$TMP/clients.err" &
-CLIENTS_PID=$!
-STARTED_PIDS+=("$CLIENTS_PID")
 
 fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 
-echo "t_s,rss_kb,fds" >"$TMP/samples.csv"
+# 1 while a reload's previous generation has not yet logged its end.
+draining() {
+    local ended
+    ended=$(grep -c 'the previous generation has ended' "$TMP/tern.log" || true)
+    ((ended < RELOADS)) && echo 1 || echo 0
+}
+
+echo "t_s,rss_kb,fds,draining" >"$TMP/samples.csv"
 START=$(date +%s)
 NEXT_RELOAD=$((START + RELOAD_EVERY))
 RELOADS=0
+LATE_DRAINS=0
 while (($(date +%s) < START + DURATION)); do
     sleep "$SAMPLE_EVERY"
     kill -0 "$TERN_PID" 2>/dev/null || die "tern exited (see $TMP/tern.log)"
     now=$(date +%s)
-    echo "$((now - START)),$(rss_kb "$TERN_PID"),$(fds "$TERN_PID")" >>"$TMP/samples.csv"
+    echo "$((now - START)),$(rss_kb "$TERN_PID"),$(fds "$TERN_PID"),$(draining)" >>"$TMP/samples.csv"
     if ((now >= NEXT_RELOAD && now < START + DURATION - 5)); then
+        [[ $(draining) == 0 ]] || LATE_DRAINS=$((LATE_DRAINS + 1))
         RELOADS=$((RELOADS + 1))
         write_config $((1 + RELOADS % 2))
         kill -HUP "$TERN_PID"
@@ -165,10 +191,14 @@ slow_other=$(json_get "$TMP/clients.json" slow_other)
 [[ $(json_get "$TMP/clients.json" uploads) -gt 0 ]] || FAILED+=("no upload completed")
 echo "reloads: $RELOADS sent, $RELOADED done"
 ((RELOADED == RELOADS)) || FAILED+=("$((RELOADS - RELOADED)) reloads not done")
+((LATE_DRAINS == 0)) || FAILED+=("$LATE_DRAINS reloads found the previous generation still draining")
+awk -F, 'NR > 1 && $4 == 1 { n++; if ($2 > hi) hi = $2 } END {
+        printf "while draining a reload: %d samples, largest RSS %d kB (not judged)\n", n, hi }' \
+    "$TMP/samples.csv"
 
 # Memory and descriptors after the warm-up.
 awk -F, -v share="$WARMUP_SHARE" -v total="$DURATION" \
-    'NR > 1 && $1 >= total * share / 100 && $1 <= total - 3' \
+    'NR > 1 && $1 >= total * share / 100 && $1 <= total - 3 && $4 == 0' \
     "$TMP/samples.csv" >"$TMP/judged.csv"
 MEDIAN=$(cut -d, -f2 "$TMP/judged.csv" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 verdict=$(awk -F, -v med="${MEDIAN:-0}" '
