@@ -25,6 +25,8 @@
 //! messages only keep the connection usable; close_notify, application data, a TLS error or the
 //! end of the stream make it unusable. Nothing here waits.
 
+mod dial;
+
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -142,11 +144,9 @@ pub(crate) async fn connect_with(
     buf: Buffer,
 ) -> Result<ServerConn, ConnectError> {
     let open = async {
-        let mut tcp = TcpStream::connect(addr)
+        let mut tcp = dial::dial(addr)
             .await
             .map_err(|cause| ConnectError::Io { addr, cause })?;
-        // Small requests and responses must not wait for Nagle's algorithm.
-        let _ = tcp.set_nodelay(true);
         if let Some(proxied) = &proxy {
             // A few dozen bytes into an empty send buffer: one system call, no wait.
             tcp.write_all(&proxied.header())
