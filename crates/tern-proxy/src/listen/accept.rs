@@ -64,7 +64,7 @@ pub(crate) async fn run<A: Acceptor>(
     let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
     // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
     // connections wait in the kernel's accept queue (tls/admission.rs).
-    let capped = tls.is_some()
+    let capped = (tls.is_some() || openssl.is_some())
         && a.handshakes()
             .admission
             .is_some_and(Admission::has_rate_cap);

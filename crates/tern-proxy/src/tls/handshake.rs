@@ -1,5 +1,7 @@
-//! The TLS handshake of a session: admission (when a cap is configured), the handshake under
-//! the bind's `handshake` timeout, and its counting.
+//! The TLS handshake of a session on the rustls engine: admission (when a cap is configured),
+//! the handshake under the bind's `handshake` timeout, and its counting. Admission and the
+//! count of full and resumed handshakes serve the OpenSSL engine too (`ossl/engine.rs`), which
+//! peeks the same ClientHello.
 //!
 //! One deadline, set at accept, covers reading the ClientHello, waiting for the rate cap and the
 //! handshake itself, so a connection never lives longer than `handshake` before it is served or
@@ -47,13 +49,14 @@ pub(crate) enum HandshakeEnd {
 }
 
 /// What admission decided for one connection.
-struct Admit {
-    /// The bytes read to judge the ClientHello, handed to rustls.
-    received: Vec<u8>,
+#[derive(Debug, Default)]
+pub(crate) struct Admit {
+    /// The bytes read to judge the ClientHello, handed to the engine.
+    pub received: Vec<u8>,
     /// The ClientHello offered resumption and was let through without a token.
     resumption_offer: bool,
     /// Time spent waiting for the rate cap (not part of the handshake's latency).
-    waited: std::time::Duration,
+    pub waited: std::time::Duration,
 }
 
 /// Runs the handshake of an accepted connection; an error if it failed or was refused (counted
@@ -69,14 +72,7 @@ pub(crate) async fn run(
     let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let admit = match w.admission {
-        None => Admit {
-            received: Vec::new(),
-            resumption_offer: false,
-            waited: std::time::Duration::ZERO,
-        },
-        Some(adm) => admit(adm, &w, frontend, &mut tcp, peer, deadline).await?,
-    };
+    let admit = admission(&w, frontend, &mut tcp, peer, deadline).await?;
     let handshake = TlsStream::accept(tcp, config, &admit.received);
     let stream = match timeout_at(deadline, handshake).await {
         Err(_) => {
@@ -96,17 +92,13 @@ pub(crate) async fn run(
     };
     let conn = stream.connection();
     let kind = conn.handshake_kind();
-    if kind == Some(HandshakeKind::Resumed) {
-        bump(&counters.tls_resumed);
-    } else {
-        bump(&counters.tls_full);
-        if admit.resumption_offer {
-            if let Some(adm) = w.admission {
-                adm.charge_full(peer.ip());
-            }
-            tls.admission(AdmissionEvent::ResumeFallback);
-        }
-    }
+    count_kind(
+        &w,
+        frontend,
+        peer,
+        kind == Some(HandshakeKind::Resumed),
+        &admit,
+    );
     tls.completed(&Negotiated {
         kind,
         version: conn.protocol_version(),
@@ -148,6 +140,45 @@ pub(crate) async fn session(
             }
             None
         }
+    }
+}
+
+/// Admission of a connection about to handshake on `frontend`, on either engine: with a cap
+/// configured, the ClientHello read (its bytes are for the engine) and the caps applied;
+/// without, nothing read.
+pub(crate) async fn admission(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    tcp: &mut TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+) -> Result<Admit, HandshakeEnd> {
+    match w.admission {
+        None => Ok(Admit::default()),
+        Some(adm) => admit(adm, w, frontend, tcp, peer, deadline).await,
+    }
+}
+
+/// Counts a completed handshake as full or resumed, and charges the caps for a resumption
+/// offer that turned out full (`admission.rs`).
+pub(crate) fn count_kind(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    peer: SocketAddr,
+    resumed: bool,
+    admit: &Admit,
+) {
+    let counters = &w.stats.frontends[frontend];
+    if resumed {
+        bump(&counters.tls_resumed);
+        return;
+    }
+    bump(&counters.tls_full);
+    if admit.resumption_offer {
+        if let Some(adm) = w.admission {
+            adm.charge_full(peer.ip());
+        }
+        w.stats.tls[frontend].admission(AdmissionEvent::ResumeFallback);
     }
 }
 

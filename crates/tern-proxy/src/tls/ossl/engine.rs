@@ -1,5 +1,6 @@
-//! The OpenSSL engine's handshake under the bind's `handshake` timeout, its counting (the
-//! same counters and access-log fields as `tls/handshake.rs`), and its stream.
+//! The OpenSSL engine's handshake under the bind's `handshake` timeout, with the same
+//! admission (handshake rate caps) and counting (counters, access-log fields) as
+//! `tls/handshake.rs`, and its stream.
 //!
 //! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
 //! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
@@ -13,13 +14,15 @@
 //! leaves `h2` out of its `alpn`.
 
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use openssl::ssl::{ErrorCode, NameType, SslRef};
-use rustls::HandshakeKind;
+use rustls::{HandshakeKind, NamedGroup};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
@@ -37,7 +40,7 @@ use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
-use crate::tls::handshake::{HandshakeEnd, Handshakes};
+use crate::tls::handshake::{self, Admit, HandshakeEnd, Handshakes};
 use crate::tls::stats::{Failure, Negotiated};
 use crate::track::Tracking;
 use crate::worker::Worker;
@@ -64,7 +67,7 @@ pub(crate) async fn session(
 ) {
     let handshake = Profiled::new(
         Kind::TlsHandshake,
-        handshake(w.handshakes(), frontend, tcp, &bind),
+        handshake(w.handshakes(), frontend, tcp, addrs.peer, &bind),
     );
     let done = tokio::select! {
         done = Box::pin(handshake) => done,
@@ -134,26 +137,30 @@ async fn serve_h2(
     Box::pin(Profiled::new(Kind::Http2, h2)).await;
 }
 
-/// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls.
+/// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls: admission
+/// first (the same ClientHello peek and caps, `handshake::admission`), then OpenSSL, handed
+/// the bytes admission read.
 async fn handshake(
     w: Handshakes<'_>,
     frontend: usize,
-    tcp: TcpStream,
+    mut tcp: TcpStream,
+    peer: SocketAddr,
     bind: &OsslBind,
 ) -> Result<OsslStream, HandshakeEnd> {
     let accepted = Instant::now();
     let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let peer = tcp.peer_addr().ok();
     let fail = |failure: Failure| {
         bump(&counters.tls_failures);
         tls.failed(failure);
         Err(HandshakeEnd::Failed(failure))
     };
+    let mut admit = handshake::admission(&w, frontend, &mut tcp, peer, deadline).await?;
+    let received = std::mem::take(&mut admit.received);
     let Ok(mut stream) = bind
         .ssl()
-        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp)))
+        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp, received)))
     else {
         return fail(Failure::Other);
     };
@@ -168,43 +175,57 @@ async fn handshake(
         }
         polled
     });
-    let accepted_in_time = timeout_at(deadline, accept).await;
-    match accepted_in_time {
+    match timeout_at(deadline, accept).await {
         Err(_) => {
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
-            debug!(?peer, "TLS handshake timed out (OpenSSL engine)");
+            debug!(%peer, "TLS handshake timed out (OpenSSL engine)");
             return Err(HandshakeEnd::Failed(Failure::Timeout));
         }
         Ok(Err(e)) => {
-            debug!(?peer, error = %e, "TLS handshake failed (OpenSSL engine)");
+            debug!(%peer, error = %e, "TLS handshake failed (OpenSSL engine)");
             return fail(client_cert_failure(&e, stream.ssl()).unwrap_or_else(|| classify(&e)));
         }
         Ok(Ok(())) => {}
     }
     stream.get_mut().established();
+    let latency = accepted.elapsed().saturating_sub(admit.waited);
+    count(&w, frontend, peer, &stream, group, &admit, latency);
+    let cert = stream
+        .ssl()
+        .peer_certificate()
+        .and_then(|c| c.to_der().ok());
+    Ok(OsslStream(stream, cert))
+}
+
+/// Counts a completed handshake: full or resumed (charging the caps for a resumption offer
+/// that turned out full), and what it negotiated (`group`: read while it ran, see above).
+fn count(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    peer: SocketAddr,
+    stream: &SslStream<Turns>,
+    group: Option<NamedGroup>,
+    admit: &Admit,
+    latency: Duration,
+) {
     let ssl = stream.ssl();
-    let kind = if ssl.session_reused() {
-        bump(&counters.tls_resumed);
+    let resumed = ssl.session_reused();
+    handshake::count_kind(w, frontend, peer, resumed, admit);
+    let kind = if resumed {
         HandshakeKind::Resumed
     } else {
-        bump(&counters.tls_full);
         HandshakeKind::Full
     };
-    tls.completed(&Negotiated {
+    w.stats.tls[frontend].completed(&Negotiated {
         kind: Some(kind),
         version: negotiated::version(ssl),
         suite: negotiated::suite(ssl),
         // A TLS 1.3 server keeps its key to the end; a resumption without one has none.
         group: group.or_else(|| negotiated::group(ssl)),
         cert: negotiated::cert(ssl),
-        latency: accepted.elapsed(),
+        latency,
     });
-    let cert = stream
-        .ssl()
-        .peer_certificate()
-        .and_then(|c| c.to_der().ok());
-    Ok(OsslStream(stream, cert))
 }
 
 /// `X509_V_ERR_*` codes (x509_vfy.h, unchanged since OpenSSL 0.9.8; the bindings name only

@@ -11,6 +11,9 @@
 //! block" once, with the task woken at once: the handshake yields, `engine.rs` reads the key,
 //! and the next poll goes on. Off once the handshake is done: established connections read
 //! and write the socket directly.
+//!
+//! Under a handshake rate cap the ClientHello was read before OpenSSL started
+//! (`tls/admission.rs`): it is handed to OpenSSL first, as the bytes of the socket's first reads.
 
 use std::io;
 use std::pin::Pin;
@@ -23,15 +26,19 @@ use tokio::net::TcpStream;
 #[derive(Debug)]
 pub(super) struct Turns {
     tcp: TcpStream,
+    /// Bytes read from the socket before the handshake (the ClientHello), read first.
+    received: Vec<u8>,
     handshaking: bool,
     /// Bytes were written since the last read.
     wrote: bool,
 }
 
 impl Turns {
-    pub(super) fn new(tcp: TcpStream) -> Self {
+    /// `received`: what was read from `tcp` before the handshake started.
+    pub(super) fn new(tcp: TcpStream, received: Vec<u8>) -> Self {
         Self {
             tcp,
+            received,
             handshaking: true,
             wrote: false,
         }
@@ -45,6 +52,21 @@ impl Turns {
     pub(super) fn established(&mut self) {
         self.handshaking = false;
     }
+
+    /// Serves a read from the bytes received before the handshake; `false` when none are left.
+    fn read_received(&mut self, buf: &mut ReadBuf<'_>) -> bool {
+        if self.received.is_empty() {
+            return false;
+        }
+        let n = buf.remaining().min(self.received.len());
+        buf.put_slice(&self.received[..n]);
+        self.received.drain(..n);
+        if self.received.is_empty() {
+            // Not kept for the connection's life.
+            self.received = Vec::new();
+        }
+        true
+    }
 }
 
 impl AsyncRead for Turns {
@@ -57,6 +79,9 @@ impl AsyncRead for Turns {
             self.wrote = false;
             cx.waker().wake_by_ref();
             return Poll::Pending;
+        }
+        if self.read_received(buf) {
+            return Poll::Ready(Ok(()));
         }
         Pin::new(&mut self.tcp).poll_read(cx, buf)
     }
