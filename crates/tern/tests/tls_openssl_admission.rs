@@ -1,7 +1,10 @@
-//! OpenSSL binds (`tls.engine = "openssl"`) under the handshake caps, through the real binary,
-//! as rustls binds are (overload.rs): legacy clients (`openssl s_client -cipher AES128-SHA`)
-//! are spread by `max_tls_handshake_rate`, refused past `max_tls_handshakes_per_source`, and
-//! resumptions pass the cap. Skipped (with a message) where openssl is not installed.
+//! OpenSSL binds (`tls.engine = "openssl"`) under the handshake caps and handshake offload,
+//! through the real binary, as rustls binds are (overload.rs, offload.rs): legacy clients
+//! (`openssl s_client -cipher AES128-SHA`, curl over HTTP/2) are spread by
+//! `max_tls_handshake_rate`, refused past `max_tls_handshakes_per_source`, resumptions pass
+//! the cap, and with `handshake_offload` the handshakes run on the offload thread (where the
+//! rate cap lives) and the worker serves the requests. Skipped (with a message) where openssl
+//! is not installed.
 
 // The engine exists in the default build only (`openssl-engine`).
 #![cfg(feature = "openssl-engine")]
@@ -131,4 +134,47 @@ fn a_resumption_passes_the_cap() {
     assert_eq!(c.get("tls web", "resume_offers"), 1);
     assert_eq!(c.get("tls web", "resume_fallbacks"), 0);
     assert_eq!(c.get("tls web", "rate_delayed"), 0);
+}
+
+/// With offload, the OpenSSL bind's listener is on the offload thread: legacy handshakes
+/// succeed there and requests are served by the worker. The rate cap applies only where the
+/// handshakes run (the worker has none with offload on), so handshakes delayed by it show they
+/// ran on the offload thread.
+#[test]
+fn offloaded_legacy_handshakes_are_capped_and_served() {
+    if !tools() {
+        return;
+    }
+    let global = "handshake_offload = true\nmax_tls_handshake_rate = 4\nprofiling = true";
+    let tern = tern_legacy("ossl-offload", global);
+    assert_eq!(tern.proc.threads_named("tern-offload"), 1);
+    let took = burst(&tern, 6);
+    assert!(took >= Duration::from_millis(900), "not spread: {took:?}");
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "tls_full"), 6);
+    assert_eq!(c.get("frontend web", "requests"), 6);
+    assert!(c.get("tls web", "rate_delayed") >= 3, "{c:?}");
+    assert!(c.get("profile tls_handshake", "calls") >= 6, "{c:?}");
+}
+
+/// HTTP/2 over a CBC suite on an offloaded OpenSSL bind: the session handed to the worker
+/// carries ALPN, and the worker serves HTTP/2 on it.
+#[test]
+fn offloaded_http2_over_a_legacy_suite() {
+    if !tools() || !have("curl") {
+        println!("skipped: curl not installed");
+        return;
+    }
+    let tern = tern_legacy("ossl-offload-h2", "handshake_offload = true");
+    let port = tern.addr().port();
+    let out = std::process::Command::new("curl")
+        .args(["-sk", "--max-time", "10", "--http2", "--tls-max", "1.2"])
+        .args(["--ciphers", "AES128-SHA"])
+        .args(["-w", "%{http_code} %{http_version}", "-o", "/dev/null"])
+        .arg(format!("https://localhost:{port}/test"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "200 2", "{out:?}");
+    let c = tern.stop_clean();
+    assert_eq!(c.get("frontend web", "tls_full"), 1);
 }

@@ -20,9 +20,6 @@ use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
 
-use crate::access_log::Tracker;
-use crate::lifecycle::Lifecycle;
-use crate::profiling::{Kind, Profiled};
 use crate::stats::{bump, WorkerStats};
 use crate::tls::admission::{Admission, Admitted};
 use crate::tls::client_hello::{self, Peek};
@@ -108,39 +105,6 @@ pub(crate) async fn run(
         latency: accepted.elapsed().saturating_sub(admit.waited),
     });
     Ok(stream)
-}
-
-/// The handshake of a session accepted on `frontend`, as the worker or its offload thread runs
-/// it: profiled, noted in the access log (`log`, which a failure consumes), and given up when
-/// the thread stops (the connection has no request in progress yet). `None` when the session
-/// ends here.
-pub(crate) async fn session(
-    w: Handshakes<'_>,
-    life: &Lifecycle,
-    frontend: usize,
-    (tcp, peer): (TcpStream, SocketAddr),
-    config: Arc<ServerConfig>,
-    log: &mut Option<Box<Tracker>>,
-) -> Option<TlsStream> {
-    let handshake = Profiled::new(Kind::TlsHandshake, run(w, frontend, tcp, peer, config));
-    let done = tokio::select! {
-        done = handshake => done,
-        () = life.closing_idle() => return None,
-    };
-    match done {
-        Ok(tls) => {
-            if let Some(log) = log.as_deref_mut() {
-                log.handshaken(tls.connection());
-            }
-            Some(tls)
-        }
-        Err(why) => {
-            if let Some(log) = log.take() {
-                log.handshake_failed(w.shared, why);
-            }
-            None
-        }
-    }
 }
 
 /// Admission of a connection about to handshake on `frontend`, on either engine: with a cap

@@ -1,6 +1,6 @@
 //! The OpenSSL engine's handshake under the bind's `handshake` timeout, with the same
 //! admission (handshake rate caps) and counting (counters, access-log fields) as
-//! `tls/handshake.rs`, and its stream.
+//! `tls/handshake.rs`, and the protocols served over its stream (`stream.rs`).
 //!
 //! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
 //! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
@@ -13,29 +13,26 @@
 //! such a suite is one that accepts it. An operator who wants HTTP/1.1 only on a legacy bind
 //! leaves `h2` out of its `alpn`.
 
-use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use openssl::ssl::{ErrorCode, NameType, SslRef};
+use openssl::ssl::{ErrorCode, SslRef};
 use rustls::{HandshakeKind, NamedGroup};
-use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
+use tokio::io::BufWriter;
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
 use tracing::debug;
 
+use super::stream::OsslStream;
 use super::turns::Turns;
 use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
 use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::http2;
-use crate::listen::accept::Acceptor;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
@@ -49,50 +46,16 @@ use crate::worker::Worker;
 /// most 16 KiB).
 const H2_WRITE_BUFFER: usize = 16 * 1024;
 
-/// An established client connection on the OpenSSL engine, and the client's verified
-/// certificate (DER) on a bind with `client_auth`.
-#[derive(Debug)]
-pub(crate) struct OsslStream(SslStream<Turns>, Option<Vec<u8>>);
-
-/// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
-/// frontend's protocol (HTTP/1.1, or the TCP relay).
-pub(crate) async fn session(
+/// Serves a connection handshaken on an OpenSSL bind (`engine::handshake`) to its end with
+/// the frontend's protocol: the TCP relay, HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
+pub(crate) async fn serve(
     w: Rc<Worker>,
     frontend: usize,
-    tcp: TcpStream,
+    stream: OsslStream,
     addrs: Addrs,
-    bind: Arc<OsslBind>,
-    mut log: Option<Box<Tracker>>,
+    log: Option<Box<Tracker>>,
     track: Tracking,
 ) {
-    let handshake = Profiled::new(
-        Kind::TlsHandshake,
-        handshake(w.handshakes(), frontend, tcp, addrs.peer, &bind),
-    );
-    let done = tokio::select! {
-        done = Box::pin(handshake) => done,
-        () = w.life().closing_idle() => return,
-    };
-    drop(bind);
-    let stream = match done {
-        Ok(stream) => stream,
-        Err(why) => {
-            if let Some(log) = log.take() {
-                log.handshake_failed(&w.shared, why);
-            }
-            return;
-        }
-    };
-    if let Some(log) = log.as_deref_mut() {
-        let ssl = stream.0.ssl();
-        let cipher = ssl.current_cipher().and_then(|c| c.standard_name());
-        log.handshaken_as(
-            ssl.version_str(),
-            cipher.unwrap_or("-"),
-            ssl.servername(NameType::HOST_NAME).unwrap_or_default(),
-            ssl.session_reused(),
-        );
-    }
     if w.shared.frontend(frontend).mode == tern_config::ProxyMode::Tcp {
         let _track = track;
         Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
@@ -119,9 +82,7 @@ async fn serve_h2(
     log: Option<Box<Tracker>>,
     track: Tracking,
 ) {
-    let local = addrs
-        .local()
-        .or_else(|| stream.0.get_ref().tcp().local_addr().ok());
+    let local = addrs.local().or_else(|| stream.tcp().local_addr().ok());
     let sni = stream.sni().map(str::to_owned);
     let cert = stream.1.clone();
     // The connection's own SNI and ALPN (`h2`) are added per stream.
@@ -140,7 +101,7 @@ async fn serve_h2(
 /// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls: admission
 /// first (the same ClientHello peek and caps, `handshake::admission`), then OpenSSL, handed
 /// the bytes admission read.
-async fn handshake(
+pub(crate) async fn handshake(
     w: Handshakes<'_>,
     frontend: usize,
     mut tcp: TcpStream,
@@ -280,70 +241,5 @@ fn classify(e: &openssl::ssl::Error) -> Failure {
         Failure::Protocol
     } else {
         Failure::Other
-    }
-}
-
-impl AsyncRead for OsslStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for OsslStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-impl http2::Socket for OsslStream {
-    fn tcp(&self) -> &TcpStream {
-        self.0.get_ref().tcp()
-    }
-}
-
-impl ClientStream for OsslStream {
-    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // close_notify, then the socket's FIN.
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-
-    fn socket(&self) -> Option<&TcpStream> {
-        Some(self.0.get_ref().tcp())
-    }
-
-    fn sni(&self) -> Option<&str> {
-        self.0.ssl().servername(NameType::HOST_NAME)
-    }
-
-    fn peer_certificate(&self) -> Option<&[u8]> {
-        self.1.as_deref()
-    }
-
-    fn client_tls(&self) -> Option<ClientTls<'_>> {
-        let ssl = self.0.ssl();
-        Some(ClientTls {
-            version: ssl.version_str(),
-            cipher: ssl.current_cipher().map_or("", |c| c.name()),
-            sni: ssl.servername(NameType::HOST_NAME),
-            alpn: ssl.selected_alpn_protocol(),
-            cert: self.1.is_some(),
-            resumed: ssl.session_reused(),
-        })
     }
 }

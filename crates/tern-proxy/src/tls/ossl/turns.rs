@@ -12,8 +12,11 @@
 //! and the next poll goes on. Off once the handshake is done: established connections read
 //! and write the socket directly.
 //!
-//! Under a handshake rate cap the ClientHello was read before OpenSSL started
-//! (`tls/admission.rs`): it is handed to OpenSSL first, as the bytes of the socket's first reads.
+//! Two more duties, both for the code around the handshake rather than OpenSSL: under a
+//! handshake rate cap the ClientHello was read before OpenSSL started (`tls/admission.rs`), and
+//! is handed to it first, as the bytes of the socket's first reads; and with handshake offload
+//! the socket is taken off the offload thread's event loop and put on the worker's
+//! ([`Turns::park`], [`Turns::unpark`]) while OpenSSL keeps its session around this value.
 
 use std::io;
 use std::pin::Pin;
@@ -25,7 +28,9 @@ use tokio::net::TcpStream;
 /// A client socket, pausing after the handshake's writes while `handshaking`.
 #[derive(Debug)]
 pub(super) struct Turns {
-    tcp: TcpStream,
+    /// `None` only while parked: between [`Turns::park`] and [`Turns::unpark`], when the
+    /// stream is on its way between threads and nothing reads or writes it.
+    tcp: Option<TcpStream>,
     /// Bytes read from the socket before the handshake (the ClientHello), read first.
     received: Vec<u8>,
     handshaking: bool,
@@ -37,7 +42,7 @@ impl Turns {
     /// `received`: what was read from `tcp` before the handshake started.
     pub(super) fn new(tcp: TcpStream, received: Vec<u8>) -> Self {
         Self {
-            tcp,
+            tcp: Some(tcp),
             received,
             handshaking: true,
             wrote: false,
@@ -45,12 +50,31 @@ impl Turns {
     }
 
     pub(super) fn tcp(&self) -> &TcpStream {
-        &self.tcp
+        // Invariant: only `park` empties it, and a parked stream is `OsslDetached`, whose
+        // `attach` unparks it before anything can read the socket.
+        self.tcp
+            .as_ref()
+            .expect("the socket of a stream in use is never parked")
     }
 
-    /// The handshake is over: no more pauses.
-    pub(super) fn established(&mut self) {
-        self.handshaking = false;
+    /// Takes the socket off this thread's event loop (see the module docs).
+    pub(super) fn park(&mut self) -> io::Result<std::net::TcpStream> {
+        match self.tcp.take() {
+            Some(tcp) => tcp.into_std(),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// Puts the socket back, registered with this thread's event loop.
+    pub(super) fn unpark(&mut self, tcp: std::net::TcpStream) -> io::Result<()> {
+        self.tcp = Some(TcpStream::from_std(tcp)?);
+        Ok(())
+    }
+
+    fn socket(&mut self) -> io::Result<&mut TcpStream> {
+        self.tcp
+            .as_mut()
+            .ok_or_else(|| io::ErrorKind::NotConnected.into())
     }
 
     /// Serves a read from the bytes received before the handshake; `false` when none are left.
@@ -66,6 +90,11 @@ impl Turns {
             self.received = Vec::new();
         }
         true
+    }
+
+    /// The handshake is over: no more pauses.
+    pub(super) fn established(&mut self) {
+        self.handshaking = false;
     }
 }
 
@@ -83,7 +112,7 @@ impl AsyncRead for Turns {
         if self.read_received(buf) {
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.tcp).poll_read(cx, buf)
+        Pin::new(self.socket()?).poll_read(cx, buf)
     }
 }
 
@@ -93,7 +122,7 @@ impl AsyncWrite for Turns {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let polled = Pin::new(&mut self.tcp).poll_write(cx, buf);
+        let polled = Pin::new(self.socket()?).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = polled {
             self.wrote |= n > 0;
         }
@@ -101,10 +130,10 @@ impl AsyncWrite for Turns {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_flush(cx)
+        Pin::new(self.socket()?).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_shutdown(cx)
+        Pin::new(self.socket()?).poll_shutdown(cx)
     }
 }
