@@ -13,6 +13,9 @@ pub(crate) mod cert_probe;
 // server name does a relayed one ask for? Public only for the fuzz targets (crates/tern-fuzz).
 #[doc(hidden)]
 pub mod client_hello;
+// The two engines (rustls, OpenSSL) behind one type per stage: a bind's TLS, a connection
+// handshaken, one on its way from the offload thread.
+pub(crate) mod engines;
 // The handshake of one connection, under the bind's `handshake` timeout, and its counting.
 pub(crate) mod handshake;
 // `show tls`: the certificates the handshakes use, as loaded.

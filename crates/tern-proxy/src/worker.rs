@@ -74,10 +74,8 @@ pub(crate) struct Shared {
 pub(crate) struct WorkerListener {
     pub frontend: usize,
     pub socket: std::net::TcpListener,
-    /// The bind's TLS configuration, swapped on reload; `None` for a plain bind.
+    /// The bind's TLS (either engine), swapped on reload; `None` for a plain bind.
     pub tls: Option<TlsSlot>,
-    /// The bind's OpenSSL engine (served on the worker, never offloaded); `None` otherwise.
-    pub openssl: Option<std::sync::Arc<crate::tls::ossl::OsslBind>>,
     /// Which of the bind's connections start with a PROXY protocol header (`accept_proxy`,
     /// `accept_proxy_from`).
     pub accept_proxy: Expect,
@@ -333,7 +331,6 @@ async fn worker_main(
             l.frontend,
             listener,
             l.tls,
-            l.openssl,
             l.accept_proxy,
         );
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));

@@ -18,7 +18,7 @@ use crate::listen;
 use crate::listen::proxy_in::Expect;
 use crate::listen::rate_cap::RateCap;
 use crate::stats::{Stats, WorkerStats};
-use crate::tls::ossl::{self, OpensslBinds};
+use crate::tls::ossl::OpensslBinds;
 use crate::tls::reload::{Reloader, TlsSlot};
 use crate::worker::{self, Mode, Shared, WorkerListener, WorkerSpec};
 use crate::{health, profiling, resolve, rules};
@@ -121,12 +121,17 @@ pub fn start_with(mut snapshot: Snapshot, mut inherit: Inherit) -> Result<ProxyH
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let cpus = plan_cpus(cfg.global.cpus.as_deref(), count)?;
-    let (reloader, mut slots) = Reloader::new(snapshot.config.clone(), snapshot.tls.clone(), count);
-    let reloader = reloader.describing_openssl(ossl::summaries(&snapshot.openssl));
+    let (reloader, mut slots) = Reloader::new(
+        snapshot.config.clone(),
+        snapshot.tls.clone(),
+        snapshot.openssl.clone(),
+        count,
+    );
     let (binds, per_worker, sockets) = bind_all(&snapshot, count, &mut slots, &mut inherit)?;
     // From here the workers' copies and the reloader hold the TLS configurations; the snapshot
     // does not keep a set that a reload would leave stale.
     snapshot.tls = Vec::new();
+    snapshot.openssl = Vec::new();
     let reloader = Arc::new(reloader);
     let shared = Arc::new(shared_state(snapshot)?);
     handover::apply_servers(shared.config(), &shared.states, &inherit.servers);
@@ -397,7 +402,6 @@ fn bind_all(
                     frontend: f,
                     socket,
                     tls,
-                    openssl: openssl.clone(),
                     accept_proxy: Expect::of(bind),
                 });
             }

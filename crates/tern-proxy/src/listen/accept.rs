@@ -8,10 +8,8 @@
 
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::ServerConfig;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::lifecycle::Lifecycle;
@@ -19,8 +17,8 @@ use crate::listen::accept_failures::Failures;
 use crate::listen::proxy_in::Expect;
 use crate::stats::bump;
 use crate::tls::admission::Admission;
+use crate::tls::engines::BindTls;
 use crate::tls::handshake::Handshakes;
-use crate::tls::ossl::OsslBind;
 use crate::tls::reload::TlsSlot;
 use crate::worker::Permits;
 
@@ -30,10 +28,8 @@ pub(crate) struct Accepted {
     pub frontend: usize,
     pub stream: TcpStream,
     pub peer: SocketAddr,
-    /// The bind's TLS configuration at accept time; `None` for a plain bind.
-    pub tls: Option<Arc<ServerConfig>>,
-    /// The bind's OpenSSL engine (`engine = "openssl"`, `tls/ossl.rs`); `None` otherwise.
-    pub openssl: Option<Arc<OsslBind>>,
+    /// The bind's TLS (either engine) at accept time; `None` for a plain bind.
+    pub tls: Option<BindTls>,
     /// Whether a PROXY protocol header comes first (the bind's `accept_proxy`, for this
     /// connection's source).
     pub accept_proxy: bool,
@@ -56,12 +52,11 @@ pub(crate) async fn run<A: Acceptor>(
     frontend: usize,
     listener: TcpListener,
     mut slot: Option<TlsSlot>,
-    openssl: Option<Arc<OsslBind>>,
     expect: Expect,
 ) {
     // The configuration handed to each accepted connection; a reload swaps it here, between
     // accepts, so connections already accepted keep theirs (tls/reload.rs).
-    let mut tls: Option<Arc<ServerConfig>> = slot.as_mut().and_then(TlsSlot::current);
+    let mut tls: Option<BindTls> = slot.as_mut().and_then(TlsSlot::current);
     // While too many handshakes wait for the rate cap, stop accepting on TLS listeners: new
     // connections wait in the kernel's accept queue (tls/admission.rs).
     let capped = tls.is_some()
@@ -124,7 +119,6 @@ pub(crate) async fn run<A: Acceptor>(
             stream,
             peer,
             tls: tls.clone(),
-            openssl: openssl.clone(),
             accept_proxy: expect.from(peer.ip()),
             permits,
         });

@@ -1,9 +1,9 @@
 //! One client connection (a session): the PROXY header on an `accept_proxy` bind
-//! (`listen/proxy_in.rs`), TLS handshake (`tls/handshake.rs`), then the protocol's
-//! loop until it ends: the TCP relay (`tcp.rs`) on a frontend with `mode = "tcp"`, HTTP/2
-//! (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with prior knowledge, else
-//! HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the offload thread and the
-//! worker takes the session up from [`resume`].
+//! (`listen/proxy_in.rs`), TLS handshake on the bind's engine (`tls/engines.rs`), then the
+//! protocol's loop until it ends: the TCP relay (`tcp.rs`) on a frontend with `mode = "tcp"`,
+//! HTTP/2 (`http2.rs`) when ALPN chose `h2` or a plain bind speaks h2c with prior knowledge,
+//! else HTTP/1.1 (`http1/conn.rs`). With handshake offload, the handshake happens on the
+//! offload thread and the worker takes the session up from [`resume`].
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -27,9 +27,10 @@ use crate::listen::first_bytes;
 use crate::listen::proxy_in::{self, Addrs};
 use crate::profiling::{Kind, Profiled};
 use crate::tcp;
+use crate::tls::engines::{self, Established};
 use crate::tls::offload::Handshaken;
+use crate::tls::ossl;
 use crate::tls::stream::TlsStream;
-use crate::tls::{handshake, ossl};
 use crate::track::Tracking;
 use crate::worker::{Permits, Worker};
 
@@ -82,7 +83,6 @@ pub(crate) fn serve(
     // A session rate cap may make the connection wait before its rules: the general path,
     // whose waits are boxed.
     let plain_http1 = accepted.tls.is_none()
-        && accepted.openssl.is_none()
         && !accepted.accept_proxy
         && w.shared.sess_rate.is_none()
         && waits_for_bytes(&w, accepted.frontend);
@@ -161,7 +161,6 @@ fn general(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
         mut stream,
         peer,
         tls,
-        openssl,
         accept_proxy,
         permits,
     } = accepted;
@@ -180,19 +179,14 @@ fn general(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
             }
         }
         // Connection rules run before the TLS handshake, as HAProxy's `tcp-request connection`.
-        let is_tls = tls.is_some() || openssl.is_some();
-        let Some(track) = admit(&w, frontend, &addrs, is_tls, &stream) else {
+        let Some(track) = admit(&w, frontend, &addrs, tls.is_some(), &stream) else {
             return;
         };
         session_rate(&w).await;
         // Follows the connection for the access log, when it is on for this frontend.
         let mut log = Tracker::start(&w.shared, frontend, addrs.peer);
         // TCP_NODELAY is inherited from the listening socket (see listener.rs).
-        let Some(config) = tls else {
-            if let Some(bind) = openssl {
-                let session = ossl::session(w, frontend, stream, addrs, bind, log, track);
-                return Box::pin(session).await;
-            }
+        let Some(tls) = tls else {
             let first = if waits_for_bytes(&w, frontend) {
                 // After a PROXY header, or a wait under `max_sess_rate`: boxed, as this
                 // future's size counts on every TLS connection too.
@@ -214,12 +208,12 @@ fn general(w: Rc<Worker>, accepted: Accepted) -> impl Future<Output = ()> {
             drop(first);
             return session.await;
         };
-        let handshake = handshake::session(
+        let handshake = engines::handshake(
             w.handshakes(),
             w.life(),
             frontend,
             (stream, addrs.peer),
-            config,
+            tls,
             &mut log,
         );
         let Some(tls) = Box::pin(handshake).await else {
@@ -299,9 +293,24 @@ pub(crate) async fn resume(w: Rc<Worker>, done: Handshaken) {
     serve_tls(w, frontend, tls, addrs, log, track).await;
 }
 
-/// Serves an established TLS connection: relayed whole in TCP mode, else with the protocol
-/// ALPN chose; boxed, as [`serve_plain`].
+/// Serves an established TLS connection on its engine; boxed, as [`serve_plain`].
 fn serve_tls(
+    w: Rc<Worker>,
+    frontend: usize,
+    tls: Established,
+    addrs: Addrs,
+    log: Option<Box<Tracker>>,
+    track: Tracking,
+) -> Boxed {
+    match tls {
+        Established::Rustls(tls) => serve_rustls(w, frontend, tls, addrs, log, track),
+        Established::OpenSsl(tls) => Box::pin(ossl::serve(w, frontend, tls, addrs, log, track)),
+    }
+}
+
+/// Serves an established rustls connection: relayed whole in TCP mode, else with the protocol
+/// ALPN chose.
+fn serve_rustls(
     w: Rc<Worker>,
     frontend: usize,
     tls: TlsStream,

@@ -1,5 +1,7 @@
-//! The TLS handshake of a session: admission (when a cap is configured), the handshake under
-//! the bind's `handshake` timeout, and its counting.
+//! The TLS handshake of a session on the rustls engine: admission (when a cap is configured),
+//! the handshake under the bind's `handshake` timeout, and its counting. Admission and the
+//! count of full and resumed handshakes serve the OpenSSL engine too (`ossl/engine.rs`), which
+//! peeks the same ClientHello.
 //!
 //! One deadline, set at accept, covers reading the ClientHello, waiting for the rate cap and the
 //! handshake itself, so a connection never lives longer than `handshake` before it is served or
@@ -18,9 +20,6 @@ use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
 
-use crate::access_log::Tracker;
-use crate::lifecycle::Lifecycle;
-use crate::profiling::{Kind, Profiled};
 use crate::stats::{bump, WorkerStats};
 use crate::tls::admission::{Admission, Admitted};
 use crate::tls::client_hello::{self, Peek};
@@ -47,13 +46,14 @@ pub(crate) enum HandshakeEnd {
 }
 
 /// What admission decided for one connection.
-struct Admit {
-    /// The bytes read to judge the ClientHello, handed to rustls.
-    received: Vec<u8>,
+#[derive(Debug, Default)]
+pub(crate) struct Admit {
+    /// The bytes read to judge the ClientHello, handed to the engine.
+    pub received: Vec<u8>,
     /// The ClientHello offered resumption and was let through without a token.
     resumption_offer: bool,
     /// Time spent waiting for the rate cap (not part of the handshake's latency).
-    waited: std::time::Duration,
+    pub waited: std::time::Duration,
 }
 
 /// Runs the handshake of an accepted connection; an error if it failed or was refused (counted
@@ -69,14 +69,7 @@ pub(crate) async fn run(
     let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let admit = match w.admission {
-        None => Admit {
-            received: Vec::new(),
-            resumption_offer: false,
-            waited: std::time::Duration::ZERO,
-        },
-        Some(adm) => admit(adm, &w, frontend, &mut tcp, peer, deadline).await?,
-    };
+    let admit = admission(&w, frontend, &mut tcp, peer, deadline).await?;
     let handshake = TlsStream::accept(tcp, config, &admit.received);
     let stream = match timeout_at(deadline, handshake).await {
         Err(_) => {
@@ -96,17 +89,13 @@ pub(crate) async fn run(
     };
     let conn = stream.connection();
     let kind = conn.handshake_kind();
-    if kind == Some(HandshakeKind::Resumed) {
-        bump(&counters.tls_resumed);
-    } else {
-        bump(&counters.tls_full);
-        if admit.resumption_offer {
-            if let Some(adm) = w.admission {
-                adm.charge_full(peer.ip());
-            }
-            tls.admission(AdmissionEvent::ResumeFallback);
-        }
-    }
+    count_kind(
+        &w,
+        frontend,
+        peer,
+        kind == Some(HandshakeKind::Resumed),
+        &admit,
+    );
     tls.completed(&Negotiated {
         kind,
         version: conn.protocol_version(),
@@ -118,36 +107,42 @@ pub(crate) async fn run(
     Ok(stream)
 }
 
-/// The handshake of a session accepted on `frontend`, as the worker or its offload thread runs
-/// it: profiled, noted in the access log (`log`, which a failure consumes), and given up when
-/// the thread stops (the connection has no request in progress yet). `None` when the session
-/// ends here.
-pub(crate) async fn session(
-    w: Handshakes<'_>,
-    life: &Lifecycle,
+/// Admission of a connection about to handshake on `frontend`, on either engine: with a cap
+/// configured, the ClientHello read (its bytes are for the engine) and the caps applied;
+/// without, nothing read.
+pub(crate) async fn admission(
+    w: &Handshakes<'_>,
     frontend: usize,
-    (tcp, peer): (TcpStream, SocketAddr),
-    config: Arc<ServerConfig>,
-    log: &mut Option<Box<Tracker>>,
-) -> Option<TlsStream> {
-    let handshake = Profiled::new(Kind::TlsHandshake, run(w, frontend, tcp, peer, config));
-    let done = tokio::select! {
-        done = handshake => done,
-        () = life.closing_idle() => return None,
-    };
-    match done {
-        Ok(tls) => {
-            if let Some(log) = log.as_deref_mut() {
-                log.handshaken(tls.connection());
-            }
-            Some(tls)
+    tcp: &mut TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+) -> Result<Admit, HandshakeEnd> {
+    match w.admission {
+        None => Ok(Admit::default()),
+        Some(adm) => admit(adm, w, frontend, tcp, peer, deadline).await,
+    }
+}
+
+/// Counts a completed handshake as full or resumed, and charges the caps for a resumption
+/// offer that turned out full (`admission.rs`).
+pub(crate) fn count_kind(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    peer: SocketAddr,
+    resumed: bool,
+    admit: &Admit,
+) {
+    let counters = &w.stats.frontends[frontend];
+    if resumed {
+        bump(&counters.tls_resumed);
+        return;
+    }
+    bump(&counters.tls_full);
+    if admit.resumption_offer {
+        if let Some(adm) = w.admission {
+            adm.charge_full(peer.ip());
         }
-        Err(why) => {
-            if let Some(log) = log.take() {
-                log.handshake_failed(w.shared, why);
-            }
-            None
-        }
+        w.stats.tls[frontend].admission(AdmissionEvent::ResumeFallback);
     }
 }
 

@@ -11,9 +11,11 @@
 //! CPU when the worker is pinned) with an event loop of its own: the TLS binds' accept loops,
 //! the rate cap and the handshakes run there, and the worker gets a connection once its
 //! handshake is complete ([`Handshaken`]: the socket, taken off one event loop and put on the
-//! other, and the rustls session with whatever it buffered). When both threads are runnable
-//! the kernel gives the worker (nice 0) the CPU first, so established traffic is served at once
-//! and handshakes use what is left: the scheduler, not the event loop, sets the priority.
+//! other, and the TLS session with whatever it buffered: rustls' connection state, or
+//! OpenSSL's session around the parked socket on an `engine = "openssl"` bind). When both
+//! threads are runnable the kernel gives the worker (nice 0) the CPU first, so established
+//! traffic is served at once and handshakes use what is left: the scheduler, not the event
+//! loop, sets the priority.
 //!
 //! The first version offloaded only the handshake's CPU-heavy step (`process_new_packets` up to
 //! the server's first flight) and left accept, the ClientHello read, the flight's write and the
@@ -44,8 +46,8 @@ use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{self, Kind, Profiled, Table};
 use crate::stats::WorkerStats;
 use crate::tls::admission::Admission;
-use crate::tls::handshake::{self, Handshakes};
-use crate::tls::stream::Detached;
+use crate::tls::engines::{self, Detached};
+use crate::tls::handshake::Handshakes;
 use crate::worker::{Permits, Shared, Worker, WorkerListener};
 
 /// The niceness of offload threads: the lowest priority short of SCHED_IDLE, which could starve
@@ -158,14 +160,7 @@ async fn offload_main(
                 return;
             }
         };
-        let accept = accept::run(
-            Rc::clone(&o),
-            l.frontend,
-            listener,
-            l.tls,
-            l.openssl,
-            l.accept_proxy,
-        );
+        let accept = accept::run(Rc::clone(&o), l.frontend, listener, l.tls, l.accept_proxy);
         tokio::task::spawn_local(Profiled::new(Kind::Accept, accept));
     }
     let _ = ready.send(Ok(()));
@@ -217,12 +212,11 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
         mut stream,
         peer,
         tls,
-        openssl: _,
         accept_proxy,
         permits,
     } = accepted;
-    // Only rustls TLS listeners come here (`worker.rs`); OpenSSL binds stay on the worker.
-    let Some(config) = tls else { return };
+    // Only TLS listeners (either engine) come here (`worker.rs`).
+    let Some(bind) = tls else { return };
     let _counted = o.life.session_started();
     // The PROXY header comes before the ClientHello on the wire.
     let Some(addrs) = proxy_in::addresses_of(&*o, frontend, accept_proxy, &mut stream, peer).await
@@ -231,12 +225,12 @@ async fn handshake(o: Rc<Offload>, accepted: Accepted) {
     };
     let peer = addrs.peer;
     let mut log = Tracker::start(&o.shared, frontend, peer);
-    let Some(tls) = handshake::session(
+    let Some(tls) = engines::handshake(
         o.handshakes(),
         &o.life,
         frontend,
         (stream, peer),
-        config,
+        bind,
         &mut log,
     )
     .await

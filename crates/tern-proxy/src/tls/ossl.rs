@@ -1,14 +1,16 @@
 //! The OpenSSL engine of a bind (`tls.engine = "openssl"`), beside the rustls one
-//! (`handshake.rs`, `stream.rs`): built for every such bind at start-up ([`openssl_binds`]),
-//! handshaken per connection (`ossl/engine.rs`), and served by the same protocol loops (HTTP/1.1,
-//! HTTP/2, TCP mode) through [`crate::listen::client::ClientStream`].
+//! (`handshake.rs`, `stream.rs`): built for every such bind at start-up ([`openssl_binds`]) and
+//! by a certificate reload (`reload.rs`), handshaken per connection (`ossl/engine.rs`, on the
+//! worker or its offload thread, under the same admission as rustls binds), and served by the
+//! same protocol loops (HTTP/1.1, HTTP/2, TCP mode) through
+//! [`crate::listen::client::ClientStream`] (`ossl/stream.rs`).
 //!
-//! Why its own path rather than a second case inside the rustls one: the rustls path is written
-//! around rustls' state (its own stream with gathered writes, the ClientHello peeked for the
-//! handshake rate cap, offload to another thread with the state moved over); the OpenSSL engine
-//! serves legacy clients and does none of that (see docs/configuration.md, `engine`). A build
-//! without the `openssl-engine` feature keeps the types and refuses such binds with a message
-//! naming the feature, so no other module has a `cfg`.
+//! Why its own handshake and stream rather than a second case inside the rustls ones: those are
+//! written around rustls' state (tern's own stream with gathered writes, the connection state
+//! moved between threads as a value); OpenSSL owns its session behind the `tokio-openssl`
+//! stream. What both engines share goes through `engines.rs`. A build without the
+//! `openssl-engine` feature keeps the types (uninhabited, `ossl/absent.rs`) and refuses such
+//! binds with a message naming the feature, so no other module has a `cfg`.
 
 use std::sync::Arc;
 
@@ -17,14 +19,22 @@ use tern_config::{Config, TlsEngine};
 use crate::tls::info::Summaries;
 use crate::tls::reload::BindTlsError;
 
+#[cfg(not(feature = "openssl-engine"))]
+mod absent;
 #[cfg(feature = "openssl-engine")]
 mod engine;
 #[cfg(feature = "openssl-engine")]
 mod negotiated;
 #[cfg(feature = "openssl-engine")]
-mod turns;
+mod stream;
 #[cfg(feature = "openssl-engine")]
-pub(crate) use engine::session;
+mod turns;
+#[cfg(not(feature = "openssl-engine"))]
+pub(crate) use absent::{handshake, serve, OsslDetached, OsslStream};
+#[cfg(feature = "openssl-engine")]
+pub(crate) use engine::{handshake, serve};
+#[cfg(feature = "openssl-engine")]
+pub(crate) use stream::{OsslDetached, OsslStream};
 
 /// A bind's OpenSSL engine, shared by the workers.
 #[cfg(feature = "openssl-engine")]
@@ -55,6 +65,18 @@ fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
 
 #[cfg(not(feature = "openssl-engine"))]
 fn summary(bind: &OsslBind) -> Arc<tern_tls::BindSummary> {
+    match bind.0 {}
+}
+
+/// How many certificates the bind serves.
+#[cfg(feature = "openssl-engine")]
+pub(crate) fn certificates(bind: &OsslBind) -> usize {
+    bind.certificates()
+}
+
+/// How many certificates the bind serves.
+#[cfg(not(feature = "openssl-engine"))]
+pub(crate) fn certificates(bind: &OsslBind) -> usize {
     match bind.0 {}
 }
 
@@ -93,19 +115,4 @@ fn build(_: &tern_config::TlsSettings) -> Result<Arc<OsslBind>, tern_tls::TlsErr
          (on in the default build)"
             .to_owned(),
     ))
-}
-
-/// Serves a connection accepted on an OpenSSL bind: never called without the feature (no
-/// such bind starts).
-#[cfg(not(feature = "openssl-engine"))]
-pub(crate) async fn session(
-    _: std::rc::Rc<crate::worker::Worker>,
-    _: usize,
-    _: tokio::net::TcpStream,
-    _: crate::listen::proxy_in::Addrs,
-    bind: Arc<OsslBind>,
-    _: Option<Box<crate::access_log::Tracker>>,
-    _: crate::track::Tracking,
-) {
-    match bind.0 {}
 }

@@ -3,10 +3,10 @@
 //!
 //! Why this shape:
 //! - **What is re-read.** The certificate files, `cert_dir`, OCSP responses and the ticket key
-//!   file, through the same [`frontend_tls`] that builds them at start-up, from the
-//!   configuration snapshot in memory. `tern.toml` itself is not parsed again (a full
-//!   configuration reload is a new generation: crates/tern/src/generations.rs): such a swap changes the certificates,
-//!   never the policy.
+//!   file, through the same [`frontend_tls`] and [`crate::openssl_binds`] that build them at
+//!   start-up, from the configuration snapshot in memory. `tern.toml` itself is not parsed
+//!   again (a full configuration reload is a new generation: crates/tern/src/generations.rs):
+//!   such a swap changes the certificates, never the policy.
 //! - **All or nothing.** Every bind is built before anything is handed over; one broken file
 //!   fails the reload, every bind keeps its current set, and the error names the bind, the file
 //!   and the reason. A half-applied reload would leave binds of one site on different
@@ -21,6 +21,11 @@
 //! - **State kept across a reload.** The stateful session cache (`cache_size`) is carried over
 //!   into the new configurations, so sessions cached before a reload still resume; ticket keys
 //!   without a key file are process-wide anyway (`tern-tls` `tickets.rs`).
+//! - **OpenSSL binds** (`engine = "openssl"`) ride the same channel ([`BindTls`]) and are rebuilt
+//!   in the same all-or-nothing pass. Their session cache and ticket key live in the OpenSSL
+//!   context, which the bindings can neither share with a new context nor copy sessions out of
+//!   without unsafe code: after a swap, such a bind's clients make one full handshake (as after
+//!   a reload, which starts a new generation).
 //! - **Callers.** [`crate::ProxyHandle::reload_certificates`] is the one entry point. `tern run`
 //!   no longer calls it: its reloads start a new generation (crates/tern/src/generations.rs),
 //!   which re-reads the certificates with the rest of the configuration. It stays for an
@@ -42,14 +47,16 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::tls::cert_probe;
+use crate::tls::engines::BindTls;
 use crate::tls::info::{self, BindTlsInfo, Summaries};
+use crate::tls::ossl::{self, OpensslBinds};
 
 /// The TLS configuration of every bind, `[frontend][bind]`; `None` for plain binds.
 pub type FrontendTls = Vec<Vec<Option<Arc<ServerConfig>>>>;
 
 /// One worker's copies of every listener's configuration, in bind order (frontends, then their
 /// binds), the order in which `bind_all` hands listeners to the worker.
-type WorkerSet = Arc<[Option<Arc<ServerConfig>>]>;
+type WorkerSet = Arc<[Option<BindTls>]>;
 
 /// A TLS bind's configuration could not be built (the message names the file and the reason).
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +75,7 @@ pub fn frontend_tls(config: &Config) -> Result<FrontendTls, BindTlsError> {
 /// A set as built: the configurations, their descriptions, the certificates loaded.
 struct Built {
     tls: FrontendTls,
+    openssl: OpensslBinds,
     summaries: Summaries,
     certificates: usize,
 }
@@ -102,9 +110,33 @@ fn build_counted(config: &Config) -> Result<Built, BindTlsError> {
     }
     Ok(Built {
         tls: all,
+        openssl: Vec::new(),
         summaries,
         certificates,
     })
+}
+
+/// Adds the OpenSSL binds of `config` to a set of rustls binds, reading their files.
+fn with_openssl(mut built: Built, config: &Config) -> Result<Built, BindTlsError> {
+    let openssl = ossl::openssl_binds(config)?;
+    built.certificates += openssl
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|b| ossl::certificates(b))
+        .sum::<usize>();
+    merge_summaries(&mut built.summaries, ossl::summaries(&openssl));
+    built.openssl = openssl;
+    Ok(built)
+}
+
+/// Fills the binds `summaries` does not describe (the OpenSSL ones) from `openssl`.
+fn merge_summaries(summaries: &mut Summaries, openssl: Summaries) {
+    for (summary, openssl) in summaries.iter_mut().zip(openssl) {
+        if summary.is_none() {
+            *summary = openssl;
+        }
+    }
 }
 
 /// What a successful reload swapped in.
@@ -159,7 +191,7 @@ pub(crate) struct TlsSlot {
 
 impl TlsSlot {
     /// The configuration to hand to the next accepted connections (marks the update seen).
-    pub(crate) fn current(&mut self) -> Option<Arc<ServerConfig>> {
+    pub(crate) fn current(&mut self) -> Option<BindTls> {
         self.rx
             .borrow_and_update()
             .get(self.index)
@@ -183,26 +215,24 @@ pub(crate) struct Reloader {
     current: Mutex<Installed>,
     senders: Vec<watch::Sender<WorkerSet>>,
     counters: Arc<ReloadCounters>,
-    /// The OpenSSL binds' descriptions, in bind order (`None` for the others): built once per
-    /// generation, as those binds are (a certificate reload does not rebuild them).
-    openssl: Summaries,
 }
 
 impl Reloader {
-    /// Distributes `tls` to `workers` workers: the reloader and, per worker, one slot per bind
-    /// in bind order (`None` for plain binds).
+    /// Distributes `tls` (rustls binds) and `openssl` (OpenSSL binds) to `workers` workers:
+    /// the reloader and, per worker, one slot per bind in bind order (`None` for plain binds).
     pub(crate) fn new(
         config: Config,
         tls: FrontendTls,
+        openssl: OpensslBinds,
         workers: usize,
     ) -> (Self, Vec<Vec<Option<TlsSlot>>>) {
         let mut senders = Vec::with_capacity(workers);
         let mut slots = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (tx, rx) = watch::channel(worker_copy(&tls));
-            let worker_slots = tls
+            let set = worker_copy(&tls, &openssl);
+            let (tx, rx) = watch::channel(Arc::clone(&set));
+            let worker_slots = set
                 .iter()
-                .flatten()
                 .enumerate()
                 .map(|(index, bind)| {
                     bind.as_ref().map(|_| TlsSlot {
@@ -215,36 +245,26 @@ impl Reloader {
             slots.push(worker_slots);
         }
         // Built elsewhere (a generation's snapshot): found from the configurations themselves.
-        let summaries = info::summaries_of(&tls);
+        let mut summaries = info::summaries_of(&tls);
+        merge_summaries(&mut summaries, ossl::summaries(&openssl));
+        let installed = Installed { tls, summaries };
         let reloader = Self {
             config,
-            current: Mutex::new(Installed { tls, summaries }),
+            current: Mutex::new(installed),
             senders,
             counters: Arc::default(),
-            openssl: Vec::new(),
         };
         (reloader, slots)
     }
 
-    /// The set in use.
+    /// The rustls binds' set in use (a handover carries their session caches).
     pub(crate) fn current(&self) -> FrontendTls {
         self.installed().tls.clone()
     }
 
-    /// Adds the descriptions of the OpenSSL binds (in bind order) to what `show tls` reports.
-    pub(crate) fn describing_openssl(mut self, openssl: Summaries) -> Self {
-        self.openssl = openssl;
-        self
-    }
-
     /// `show tls`: every TLS bind as its set was built, aged to now.
     pub(crate) fn tls_info(&self) -> Vec<BindTlsInfo> {
-        let mut summaries = self.installed().summaries.clone();
-        for (summary, openssl) in summaries.iter_mut().zip(&self.openssl) {
-            if summary.is_none() {
-                summary.clone_from(openssl);
-            }
-        }
+        let summaries = self.installed().summaries.clone();
         info::collect(&self.config, &summaries, tern_tls::unix_now())
     }
 
@@ -263,11 +283,13 @@ impl Reloader {
     /// says why (logged and returned).
     pub(crate) fn reload(&self) -> Result<ReloadSummary, BindTlsError> {
         let mut current = self.installed();
+        let built = build_counted(&self.config).and_then(|b| with_openssl(b, &self.config));
         let Built {
             tls: mut fresh,
+            openssl,
             summaries,
             certificates,
-        } = match build_counted(&self.config) {
+        } = match built {
             Ok(built) => built,
             Err(e) => {
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
@@ -277,9 +299,10 @@ impl Reloader {
         };
         carry_over(&current.tls, &mut fresh);
         for tx in &self.senders {
-            tx.send_replace(worker_copy(&fresh));
+            tx.send_replace(worker_copy(&fresh, &openssl));
         }
-        let binds = fresh.iter().flatten().flatten().count();
+        let binds =
+            fresh.iter().flatten().flatten().count() + openssl.iter().flatten().flatten().count();
         *current = Installed {
             tls: fresh,
             summaries,
@@ -310,17 +333,21 @@ fn carry_over(old: &FrontendTls, fresh: &mut FrontendTls) {
     }
 }
 
-/// One worker's own copies of every bind's configuration, each with the certificate probe of
-/// the TLS counters (`cert_probe.rs`) around its resolver.
-pub(crate) fn worker_copy(tls: &FrontendTls) -> WorkerSet {
+/// One worker's own copies of every bind's configuration, each rustls one with the certificate
+/// probe of the TLS counters (`cert_probe.rs`) around its resolver; an OpenSSL bind is shared
+/// (its context is reference-counted by OpenSSL per handshake whatever tern does).
+pub(crate) fn worker_copy(tls: &FrontendTls, openssl: &OpensslBinds) -> WorkerSet {
+    let mut openssl = openssl.iter().flatten();
     tls.iter()
         .flatten()
-        .map(|bind| {
-            bind.as_ref().map(|config| {
+        .map(|bind| match (bind, openssl.next().cloned().flatten()) {
+            (Some(config), _) => {
                 let mut copy = ServerConfig::clone(config);
                 cert_probe::install(&mut copy);
-                Arc::new(copy)
-            })
+                Some(BindTls::Rustls(Arc::new(copy)))
+            }
+            (None, Some(bind)) => Some(BindTls::OpenSsl(bind)),
+            (None, None) => None,
         })
         .collect()
 }

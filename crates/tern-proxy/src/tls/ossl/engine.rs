@@ -1,5 +1,6 @@
-//! The OpenSSL engine's handshake under the bind's `handshake` timeout, its counting (the
-//! same counters and access-log fields as `tls/handshake.rs`), and its stream.
+//! The OpenSSL engine's handshake under the bind's `handshake` timeout, with the same
+//! admission (handshake rate caps) and counting (counters, access-log fields) as
+//! `tls/handshake.rs`, and the protocols served over its stream (`stream.rs`).
 //!
 //! OpenSSL writes each `SSL_write` as its own record and system call, where tern's rustls
 //! stream gathers a head and its body until the flush: the OpenSSL engine is for legacy
@@ -12,32 +13,31 @@
 //! such a suite is one that accepts it. An operator who wants HTTP/1.1 only on a legacy bind
 //! leaves `h2` out of its `alpn`.
 
-use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::time::Duration;
 
-use openssl::ssl::{ErrorCode, NameType, SslRef};
-use rustls::HandshakeKind;
-use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
+use openssl::ssl::{ErrorCode, SslRef};
+use rustls::{HandshakeKind, NamedGroup};
+use tokio::io::BufWriter;
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tokio_openssl::SslStream;
 use tracing::debug;
 
+use super::stream::OsslStream;
 use super::turns::Turns;
 use super::{negotiated, OsslBind};
 use crate::access_log::Tracker;
 use crate::exchange::proxy_header::ClientTls;
 use crate::http1::conn;
 use crate::http2;
-use crate::listen::accept::Acceptor;
 use crate::listen::client::ClientStream;
 use crate::listen::proxy_in::Addrs;
 use crate::profiling::{Kind, Profiled};
 use crate::stats::bump;
-use crate::tls::handshake::{HandshakeEnd, Handshakes};
+use crate::tls::handshake::{self, Admit, HandshakeEnd, Handshakes};
 use crate::tls::stats::{Failure, Negotiated};
 use crate::track::Tracking;
 use crate::worker::Worker;
@@ -46,50 +46,16 @@ use crate::worker::Worker;
 /// most 16 KiB).
 const H2_WRITE_BUFFER: usize = 16 * 1024;
 
-/// An established client connection on the OpenSSL engine, and the client's verified
-/// certificate (DER) on a bind with `client_auth`.
-#[derive(Debug)]
-pub(crate) struct OsslStream(SslStream<Turns>, Option<Vec<u8>>);
-
-/// Serves a connection accepted on an OpenSSL bind to its end: the handshake, then the
-/// frontend's protocol (HTTP/1.1, or the TCP relay).
-pub(crate) async fn session(
+/// Serves a connection handshaken on an OpenSSL bind (`engine::handshake`) to its end with
+/// the frontend's protocol: the TCP relay, HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
+pub(crate) async fn serve(
     w: Rc<Worker>,
     frontend: usize,
-    tcp: TcpStream,
+    stream: OsslStream,
     addrs: Addrs,
-    bind: Arc<OsslBind>,
-    mut log: Option<Box<Tracker>>,
+    log: Option<Box<Tracker>>,
     track: Tracking,
 ) {
-    let handshake = Profiled::new(
-        Kind::TlsHandshake,
-        handshake(w.handshakes(), frontend, tcp, &bind),
-    );
-    let done = tokio::select! {
-        done = Box::pin(handshake) => done,
-        () = w.life().closing_idle() => return,
-    };
-    drop(bind);
-    let stream = match done {
-        Ok(stream) => stream,
-        Err(why) => {
-            if let Some(log) = log.take() {
-                log.handshake_failed(&w.shared, why);
-            }
-            return;
-        }
-    };
-    if let Some(log) = log.as_deref_mut() {
-        let ssl = stream.0.ssl();
-        let cipher = ssl.current_cipher().and_then(|c| c.standard_name());
-        log.handshaken_as(
-            ssl.version_str(),
-            cipher.unwrap_or("-"),
-            ssl.servername(NameType::HOST_NAME).unwrap_or_default(),
-            ssl.session_reused(),
-        );
-    }
     if w.shared.frontend(frontend).mode == tern_config::ProxyMode::Tcp {
         let _track = track;
         Box::pin(crate::tcp::serve(w, frontend, stream, addrs, true, log)).await;
@@ -116,9 +82,7 @@ async fn serve_h2(
     log: Option<Box<Tracker>>,
     track: Tracking,
 ) {
-    let local = addrs
-        .local()
-        .or_else(|| stream.0.get_ref().tcp().local_addr().ok());
+    let local = addrs.local().or_else(|| stream.tcp().local_addr().ok());
     let sni = stream.sni().map(str::to_owned);
     let cert = stream.1.clone();
     // The connection's own SNI and ALPN (`h2`) are added per stream.
@@ -134,26 +98,30 @@ async fn serve_h2(
     Box::pin(Profiled::new(Kind::Http2, h2)).await;
 }
 
-/// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls.
-async fn handshake(
+/// Runs the handshake and counts it, as `tls/handshake.rs` `run` does for rustls: admission
+/// first (the same ClientHello peek and caps, `handshake::admission`), then OpenSSL, handed
+/// the bytes admission read.
+pub(crate) async fn handshake(
     w: Handshakes<'_>,
     frontend: usize,
-    tcp: TcpStream,
+    mut tcp: TcpStream,
+    peer: SocketAddr,
     bind: &OsslBind,
 ) -> Result<OsslStream, HandshakeEnd> {
     let accepted = Instant::now();
     let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let peer = tcp.peer_addr().ok();
     let fail = |failure: Failure| {
         bump(&counters.tls_failures);
         tls.failed(failure);
         Err(HandshakeEnd::Failed(failure))
     };
+    let mut admit = handshake::admission(&w, frontend, &mut tcp, peer, deadline).await?;
+    let received = std::mem::take(&mut admit.received);
     let Ok(mut stream) = bind
         .ssl()
-        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp)))
+        .and_then(|ssl| SslStream::new(ssl, Turns::new(tcp, received)))
     else {
         return fail(Failure::Other);
     };
@@ -168,43 +136,57 @@ async fn handshake(
         }
         polled
     });
-    let accepted_in_time = timeout_at(deadline, accept).await;
-    match accepted_in_time {
+    match timeout_at(deadline, accept).await {
         Err(_) => {
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
-            debug!(?peer, "TLS handshake timed out (OpenSSL engine)");
+            debug!(%peer, "TLS handshake timed out (OpenSSL engine)");
             return Err(HandshakeEnd::Failed(Failure::Timeout));
         }
         Ok(Err(e)) => {
-            debug!(?peer, error = %e, "TLS handshake failed (OpenSSL engine)");
+            debug!(%peer, error = %e, "TLS handshake failed (OpenSSL engine)");
             return fail(client_cert_failure(&e, stream.ssl()).unwrap_or_else(|| classify(&e)));
         }
         Ok(Ok(())) => {}
     }
     stream.get_mut().established();
+    let latency = accepted.elapsed().saturating_sub(admit.waited);
+    count(&w, frontend, peer, &stream, group, &admit, latency);
+    let cert = stream
+        .ssl()
+        .peer_certificate()
+        .and_then(|c| c.to_der().ok());
+    Ok(OsslStream(stream, cert))
+}
+
+/// Counts a completed handshake: full or resumed (charging the caps for a resumption offer
+/// that turned out full), and what it negotiated (`group`: read while it ran, see above).
+fn count(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    peer: SocketAddr,
+    stream: &SslStream<Turns>,
+    group: Option<NamedGroup>,
+    admit: &Admit,
+    latency: Duration,
+) {
     let ssl = stream.ssl();
-    let kind = if ssl.session_reused() {
-        bump(&counters.tls_resumed);
+    let resumed = ssl.session_reused();
+    handshake::count_kind(w, frontend, peer, resumed, admit);
+    let kind = if resumed {
         HandshakeKind::Resumed
     } else {
-        bump(&counters.tls_full);
         HandshakeKind::Full
     };
-    tls.completed(&Negotiated {
+    w.stats.tls[frontend].completed(&Negotiated {
         kind: Some(kind),
         version: negotiated::version(ssl),
         suite: negotiated::suite(ssl),
         // A TLS 1.3 server keeps its key to the end; a resumption without one has none.
         group: group.or_else(|| negotiated::group(ssl)),
         cert: negotiated::cert(ssl),
-        latency: accepted.elapsed(),
+        latency,
     });
-    let cert = stream
-        .ssl()
-        .peer_certificate()
-        .and_then(|c| c.to_der().ok());
-    Ok(OsslStream(stream, cert))
 }
 
 /// `X509_V_ERR_*` codes (x509_vfy.h, unchanged since OpenSSL 0.9.8; the bindings name only
@@ -259,70 +241,5 @@ fn classify(e: &openssl::ssl::Error) -> Failure {
         Failure::Protocol
     } else {
         Failure::Other
-    }
-}
-
-impl AsyncRead for OsslStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for OsslStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-impl http2::Socket for OsslStream {
-    fn tcp(&self) -> &TcpStream {
-        self.0.get_ref().tcp()
-    }
-}
-
-impl ClientStream for OsslStream {
-    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // close_notify, then the socket's FIN.
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-
-    fn socket(&self) -> Option<&TcpStream> {
-        Some(self.0.get_ref().tcp())
-    }
-
-    fn sni(&self) -> Option<&str> {
-        self.0.ssl().servername(NameType::HOST_NAME)
-    }
-
-    fn peer_certificate(&self) -> Option<&[u8]> {
-        self.1.as_deref()
-    }
-
-    fn client_tls(&self) -> Option<ClientTls<'_>> {
-        let ssl = self.0.ssl();
-        Some(ClientTls {
-            version: ssl.version_str(),
-            cipher: ssl.current_cipher().map_or("", |c| c.name()),
-            sni: ssl.servername(NameType::HOST_NAME),
-            alpn: ssl.selected_alpn_protocol(),
-            cert: self.1.is_some(),
-            resumed: ssl.session_reused(),
-        })
     }
 }

@@ -24,6 +24,14 @@ fn write_pem(path: &Path) {
     std::fs::write(path, format!("{}{}", cert.cert_pem, cert.key_pem)).unwrap();
 }
 
+/// The rustls configuration of a bind (these tests' binds are all rustls ones).
+fn rustls(tls: BindTls) -> Arc<ServerConfig> {
+    match tls {
+        BindTls::Rustls(config) => config,
+        BindTls::OpenSsl(_) => panic!("an OpenSSL bind"),
+    }
+}
+
 /// A configuration with one frontend whose binds serve these PEM files (`None`: a plain bind);
 /// `extra` is added to every TLS table.
 fn config(binds: &[Option<&Path>], extra: &str) -> Config {
@@ -51,7 +59,7 @@ fn config(binds: &[Option<&Path>], extra: &str) -> Config {
 /// The reloader over `config` with two workers, and the slots of the first worker.
 fn reloader(config: &Config) -> (Reloader, Vec<Option<TlsSlot>>) {
     let tls = frontend_tls(config).unwrap();
-    let (reloader, mut slots) = Reloader::new(config.clone(), tls, 2);
+    let (reloader, mut slots) = Reloader::new(config.clone(), tls, Vec::new(), 2);
     assert_eq!(slots.len(), 2);
     (reloader, slots.swap_remove(0))
 }
@@ -65,7 +73,7 @@ async fn a_reload_hands_new_configurations_to_every_listener() {
     let (reloader, mut slots) = reloader(&config);
     assert!(slots[1].is_none(), "a plain bind has no TLS slot");
     let slot = slots[0].as_mut().unwrap();
-    let before = slot.current().unwrap();
+    let before = slot.current().map(rustls).unwrap();
 
     write_pem(&pem);
     let summary = reloader.reload().unwrap();
@@ -77,7 +85,7 @@ async fn a_reload_hands_new_configurations_to_every_listener() {
         }
     );
     assert!(slot.changed().await, "the listener is told");
-    let after = slot.current().unwrap();
+    let after = slot.current().map(rustls).unwrap();
     assert!(!Arc::ptr_eq(&before, &after), "a new configuration");
     assert!(
         !Arc::ptr_eq(&before.cert_resolver, &after.cert_resolver),
@@ -99,9 +107,9 @@ fn each_worker_gets_its_own_copy() {
     write_pem(&pem);
     let config = config(&[Some(&pem)], "");
     let tls = frontend_tls(&config).unwrap();
-    let (_reloader, mut slots) = Reloader::new(config, tls, 2);
-    let first = slots[0][0].as_mut().unwrap().current().unwrap();
-    let second = slots[1][0].as_mut().unwrap().current().unwrap();
+    let (_reloader, mut slots) = Reloader::new(config, tls, Vec::new(), 2);
+    let first = slots[0][0].as_mut().unwrap().current().map(rustls).unwrap();
+    let second = slots[1][0].as_mut().unwrap().current().map(rustls).unwrap();
     assert!(!Arc::ptr_eq(&first, &second));
     // The copies share the session cache (only the resolver wrapper differs).
     assert!(Arc::ptr_eq(&first.session_storage, &second.session_storage));
@@ -117,7 +125,7 @@ fn a_broken_file_keeps_every_bind_on_its_current_certificates() {
     let (reloader, mut slots) = reloader(&config);
     let before: Vec<_> = slots
         .iter_mut()
-        .map(|s| s.as_mut().unwrap().current().unwrap())
+        .map(|s| s.as_mut().unwrap().current().map(rustls).unwrap())
         .collect();
 
     // The first bind's file is fine and new; the second is broken: nothing changes.
@@ -129,7 +137,7 @@ fn a_broken_file_keeps_every_bind_on_its_current_certificates() {
     for (slot, before) in slots.iter_mut().zip(&before) {
         let slot = slot.as_mut().unwrap();
         assert!(!slot.rx.has_changed().unwrap(), "nothing was swapped");
-        assert!(Arc::ptr_eq(&slot.current().unwrap(), before));
+        assert!(Arc::ptr_eq(&slot.current().map(rustls).unwrap(), before));
     }
     assert_eq!(
         reloader.counters().snapshot(),
@@ -152,9 +160,9 @@ fn the_session_cache_survives_a_reload() {
     write_pem(&pem);
     let config = config(&[Some(&pem)], ", resumption = { cache_size = 100 }");
     let (reloader, mut slots) = reloader(&config);
-    let before = slots[0].as_mut().unwrap().current().unwrap();
+    let before = slots[0].as_mut().unwrap().current().map(rustls).unwrap();
     reloader.reload().unwrap();
-    let after = slots[0].as_mut().unwrap().current().unwrap();
+    let after = slots[0].as_mut().unwrap().current().map(rustls).unwrap();
     assert!(!Arc::ptr_eq(&before, &after));
     assert!(Arc::ptr_eq(&before.session_storage, &after.session_storage));
 }
@@ -208,7 +216,7 @@ fn show_tls_reports_the_loaded_set_and_a_reload_swaps_it() {
     for built in tls.iter_mut().flatten().flatten() {
         *built = Arc::new(ServerConfig::clone(built));
     }
-    let (reloader, _slots) = Reloader::new(config, tls, 1);
+    let (reloader, _slots) = Reloader::new(config, tls, Vec::new(), 1);
 
     let info = reloader.tls_info();
     assert_eq!(info.len(), 2, "plain binds are not listed: {info:?}");
@@ -254,5 +262,49 @@ fn show_tls_reports_the_loaded_set_and_a_reload_swaps_it() {
         reported_names(&reloader),
         [[["new-a.test"]], [["new-b.test"]]]
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The server name of each certificate `show tls` reports for the first TLS bind.
+#[cfg(feature = "openssl-engine")]
+fn first_bind_names(reloader: &Reloader) -> Vec<Vec<String>> {
+    reported_names(reloader).swap_remove(0)
+}
+
+/// OpenSSL binds ride the same slots: a reload hands every listener a new engine built from
+/// the files, `show tls` follows, and a broken file keeps the engine in use.
+#[cfg(feature = "openssl-engine")]
+#[tokio::test]
+async fn a_reload_rebuilds_openssl_binds() {
+    let dir = temp_dir("openssl");
+    let pem = dir.join("site.pem");
+    write_pem_for(&pem, "old.test");
+    let config = config(&[Some(&pem)], ", engine = \"openssl\"");
+    let tls = frontend_tls(&config).unwrap();
+    let openssl = crate::openssl_binds(&config).unwrap();
+    let (reloader, mut slots) = Reloader::new(config, tls, openssl, 2);
+    let slot = slots[0][0].as_mut().unwrap();
+    let Some(BindTls::OpenSsl(before)) = slot.current() else {
+        panic!("not an OpenSSL bind");
+    };
+    assert_eq!(first_bind_names(&reloader), [["old.test"]]);
+
+    write_pem_for(&pem, "new.test");
+    let summary = reloader.reload().unwrap();
+    assert_eq!(summary.binds, 1);
+    assert_eq!(summary.certificates, 1);
+    assert!(slot.changed().await, "the listener is told");
+    let Some(BindTls::OpenSsl(after)) = slot.current() else {
+        panic!("not an OpenSSL bind");
+    };
+    assert!(!Arc::ptr_eq(&before, &after), "a new engine");
+    assert_eq!(first_bind_names(&reloader), [["new.test"]]);
+
+    std::fs::write(&pem, "not a certificate\n").unwrap();
+    let error = reloader.reload().unwrap_err().to_string();
+    assert!(error.contains("no certificate found"), "{error}");
+    assert!(!slot.rx.has_changed().unwrap(), "nothing was swapped");
+    assert_eq!(first_bind_names(&reloader), [["new.test"]]);
+    assert_eq!(reloader.counters().snapshot().failed, 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
