@@ -9,11 +9,14 @@
 //! its buffers after its first second idle (`idle.rs`). The `h2` crate does the framing, HPACK,
 //! flow control and the limits against abuse (rapid reset, CONTINUATION floods, oversized header
 //! lists, empty DATA frames), all set from the frontend's `http2` settings; `flood.rs` bounds
-//! the control frames it would answer forever (PING, SETTINGS, WINDOW_UPDATE, ...).
+//! the control frames it would answer forever (PING, SETTINGS, WINDOW_UPDATE, ...), and
+//! `pace.rs` how much of the client's input one turn of the connection's task takes in, so
+//! that no connection holds the worker for long (header blocks, floods, fast uploads).
 //!
 //! | file | what |
 //! |---|---|
 //! | `flood.rs` | the budget of control frames per connection, kept as the bytes pass |
+//! | `pace.rs` | how much of the client's input one turn of the connection task reads |
 //! | `idle.rs` | when an idle connection releases its buffers, and when it is closed |
 //! | `request.rs` | an HTTP/2 request's head as the HTTP/1.1 head the session parses |
 //! | `connect.rs` | a WebSocket stream (RFC 8441 extended CONNECT) as an HTTP/1.1 upgrade request |
@@ -28,6 +31,7 @@ mod flood;
 pub mod fuzz;
 mod idle;
 mod linger;
+mod pace;
 mod request;
 mod request_body;
 mod response;
@@ -55,7 +59,7 @@ use crate::listen::accept::Acceptor;
 use crate::listen::proxy_in::Addrs;
 use crate::panics::{Guarded, Place, Task};
 use crate::profiling::{Kind, Profiled};
-use crate::stats::bump;
+use crate::stats::{add, bump};
 use crate::worker::Worker;
 pub(crate) use coalesce::Coalesce;
 pub(crate) use connect::accept_for as websocket_accept;
@@ -172,6 +176,10 @@ where
     let mut busy = false;
     loop {
         let next = std::future::poll_fn(|cx| {
+            match budget.take_yields() {
+                0 => {}
+                n => add(&fc.h2_yields, n),
+            }
             // Rapid reset (the client cancels streams tern already works on), or a flood of
             // control frames.
             if !calmed && (info.client_resets.get() > max_resets || budget.poll_exceeded(cx)) {

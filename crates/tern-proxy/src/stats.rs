@@ -69,6 +69,10 @@ counters! {
         /// HTTP/2 connections ended by a protocol or flow-control error (GOAWAY sent or
         /// received with an error code, or a broken preface); counted once per connection.
         h2_errors,
+        /// Turns of HTTP/2 client connections' tasks that ended at their read budget, letting
+        /// the worker's other connections go first (`http2/pace.rs`): large header blocks,
+        /// control-frame floods, fast uploads.
+        h2_yields,
         /// Requests answered by `monitor_uri`.
         monitor,
         /// Requests refused by an `http_request` `deny` rule (or answered 500 for a rewrite that

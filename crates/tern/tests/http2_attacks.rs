@@ -231,6 +231,8 @@ fn hpack_bomb_ends_with_enhance_your_calm_and_large_heads_get_431() {
     big.bounded(Duration::from_millis(100), 64 * 1024);
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "h2_errors"), 10, "{c:?}");
+    // Each 80 KiB block was read in slices of 16 KiB, a turn each (`http2/pace.rs`).
+    assert!(c.get("frontend web", "h2_yields") >= 3 * 4, "{c:?}");
     assert_eq!(
         c.get("backend app", "requests"),
         bomb.good + big.good + 3,
@@ -239,8 +241,9 @@ fn hpack_bomb_ends_with_enhance_your_calm_and_large_heads_get_431() {
 }
 
 /// A flood of `attack` frames on 10 connections: each ends with ENHANCE_YOUR_CALM once the
-/// budget of `max_control_frames` (set to 500 here) is spent, with at most that many answers.
-fn control_flood(attack: &str, answers: Option<&str>, tls: bool) {
+/// budget of `max_control_frames` (set to 500 here) is spent, with at most that many answers;
+/// with `paced`, each connection is read a slice per turn once past its allowance.
+fn control_flood(attack: &str, answers: Option<&str>, tls: bool, paced: bool) {
     let term = Term::start(&format!("h2-{attack}"));
     let tern = tern_h2(
         &format!("h2-{attack}"),
@@ -264,32 +267,50 @@ fn control_flood(attack: &str, answers: Option<&str>, tls: bool) {
     a.bounded(Duration::from_millis(100), 64 * 1024);
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "h2_errors"), 10, "{c:?}");
+    if paced {
+        assert!(c.get("frontend web", "h2_yields") >= 10, "{c:?}");
+    }
 }
 
 #[test]
 fn settings_flood_ends_with_enhance_your_calm() {
-    control_flood("settings", Some("acks"), false);
+    control_flood("settings", Some("acks"), false, true);
 }
 
 #[test]
 fn ping_flood_ends_with_enhance_your_calm() {
-    control_flood("ping", Some("pongs"), false);
+    control_flood("ping", Some("pongs"), false, true);
 }
 
 #[test]
 fn ping_flood_over_tls_ends_with_enhance_your_calm() {
-    control_flood("ping", Some("pongs"), true);
+    control_flood("ping", Some("pongs"), true, true);
 }
 
 #[test]
 fn window_update_flood_ends_with_enhance_your_calm() {
-    control_flood("window-update", None, false);
+    control_flood("window-update", None, false, true);
 }
 
 #[test]
 fn empty_data_flood_ends_with_enhance_your_calm() {
-    // The h2 crate's own limit: 100 empty DATA frames per connection.
-    control_flood("empty-data", None, false);
+    // The h2 crate's own limit: 100 empty DATA frames per connection, fewer bytes than a turn.
+    control_flood("empty-data", None, false, false);
+}
+
+#[test]
+fn well_behaved_clients_are_not_paced() {
+    let term = Term::start("h2-calm");
+    let tern = tern_h2("h2-calm", &term, true, "", &[]);
+    well_behaved(&tern, true);
+    let c = tern.stop_clean();
+    assert_eq!(
+        c.get("frontend web", "requests"),
+        GOOD_REQUESTS as u64,
+        "{c:?}"
+    );
+    // Requests of a few hundred bytes never spend a turn's read budget (`http2/pace.rs`).
+    assert_eq!(c.get("frontend web", "h2_yields"), 0, "{c:?}");
 }
 
 #[test]

@@ -20,13 +20,14 @@
 //! Work per connection is then bounded by the work it asked for, as HAProxy's "glitches"
 //! counter and Envoy's per-frame limits do.
 //!
-//! Within that budget a flood is also **paced**, so that it cannot hold the worker while other
-//! connections wait: once a client has spent more than [`PACED_AFTER`] control frames of its
-//! unearned allowance (a browser spends a handful), each turn of its connection task reads at
-//! most [`PACED_READ`] bytes (a few dozen small frames), then yields until the worker has
-//! polled its sockets again. Unpaced, the `h2` crate answered a batch of 200 SETTINGS frames in
-//! one turn, and a well-behaved client's p99 on another connection rose from 0.6 ms to 2.2 ms
-//! (`bench/h2-attacks.sh`). Clients within the allowance are never paced.
+//! Within that budget a flood is also **paced** (`pace.rs`): once a client has spent more than
+//! [`PACED_AFTER`] control frames of its unearned allowance (a browser spends a handful), each
+//! turn of its connection task reads at most [`pace::PACED`]'s few hundred bytes (a few dozen
+//! small frames), then yields until the worker has polled its sockets again. Unpaced, the `h2`
+//! crate answered a batch of 200 SETTINGS frames in one turn, and a well-behaved client's p99 on
+//! another connection rose from 0.6 ms to 2.2 ms (`bench/h2-attacks.sh`). Every other client
+//! has the open turn ([`pace::OPEN`]), which bounds header blocks and DATA alike. The guard
+//! is where both are applied, since it already follows the frames as their bytes pass.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -36,6 +37,8 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::pace::{self, Turn};
 
 /// RFC 9113 frame types (§6) the budget tells apart.
 const DATA: u8 = 0x0;
@@ -52,9 +55,6 @@ const HEAD_LEN: usize = 9;
 /// Control frames of its unearned allowance a client may spend before its reads are paced.
 const PACED_AFTER: u64 = 64;
 
-/// The most bytes a paced connection reads per turn: about 20 SETTINGS or PING frames.
-const PACED_READ: usize = 384;
-
 /// What a connection's client spent and earned, shared by the guard and the connection task.
 #[derive(Debug)]
 pub(crate) struct ControlBudget {
@@ -66,6 +66,8 @@ pub(crate) struct ControlBudget {
     spent: Cell<u64>,
     /// The connection task, to wake when the client goes over budget.
     waker: RefCell<Option<Waker>>,
+    /// Turns the guard ended at their read budget, not yet counted in the frontend's stats.
+    yields: Cell<u64>,
 }
 
 impl ControlBudget {
@@ -75,6 +77,7 @@ impl ControlBudget {
             earned: Cell::new(0),
             spent: Cell::new(0),
             waker: RefCell::new(None),
+            yields: Cell::new(0),
         })
     }
 
@@ -89,6 +92,11 @@ impl ControlBudget {
             *waker = Some(cx.waker().clone());
         }
         false
+    }
+
+    /// The turns ended at their read budget since the last call (for `h2_yields`).
+    pub(crate) fn take_yields(&self) -> u64 {
+        self.yields.take()
     }
 
     fn exceeded(&self) -> bool {
@@ -139,29 +147,61 @@ impl ControlBudget {
 #[derive(Debug)]
 struct FrameCursor {
     skip: usize,
+    /// The bytes skipped are a header block's (the payload of HEADERS, CONTINUATION or
+    /// PUSH_PROMISE).
+    in_block: bool,
     head: [u8; HEAD_LEN],
     have: usize,
+}
+
+/// What [`FrameCursor::feed`] followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fed {
+    /// Bytes followed.
+    bytes: usize,
+    /// Of them, header-block bytes.
+    header: usize,
+}
+
+/// Whether a frame's payload is (part of) a header block.
+fn is_header_block(kind: u8) -> bool {
+    matches!(kind, HEADERS | CONTINUATION | PUSH_PROMISE)
 }
 
 impl FrameCursor {
     fn new(skip: usize) -> Self {
         FrameCursor {
             skip,
+            in_block: false,
             head: [0; HEAD_LEN],
             have: 0,
         }
     }
 
+    /// Bytes ahead that are surely not a header block's: the rest of the payload being skipped,
+    /// when it is not one.
+    fn other_ahead(&self) -> usize {
+        if self.in_block {
+            0
+        } else {
+            self.skip
+        }
+    }
+
     /// Follows `bytes`, calling `on_frame` with the type of each frame whose header ends in them
     /// until it returns `false`; returns how many bytes were followed (all, or up to the end of
-    /// that frame's header).
-    fn feed(&mut self, bytes: &[u8], mut on_frame: impl FnMut(u8) -> bool) -> usize {
+    /// that frame's header), and how many of them were header block.
+    fn feed(&mut self, bytes: &[u8], mut on_frame: impl FnMut(u8) -> bool) -> Fed {
         let mut at = 0;
+        let mut header = 0;
         while at < bytes.len() {
             if self.skip > 0 {
                 let n = self.skip.min(bytes.len() - at);
                 self.skip -= n;
                 at += n;
+                if self.in_block {
+                    header += n;
+                }
                 continue;
             }
             let n = (HEAD_LEN - self.have).min(bytes.len() - at);
@@ -171,13 +211,14 @@ impl FrameCursor {
             if self.have == HEAD_LEN {
                 let [a, b, c, kind, ..] = self.head;
                 self.skip = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+                self.in_block = is_header_block(kind);
                 self.have = 0;
                 if !on_frame(kind) {
                     break;
                 }
             }
         }
-        at
+        Fed { bytes: at, header }
     }
 }
 
@@ -188,8 +229,8 @@ pub(crate) struct FloodGuard<T> {
     budget: Rc<ControlBudget>,
     received: FrameCursor,
     sent: FrameCursor,
-    /// A paced read was made in this turn: the next read yields first.
-    turn_used: bool,
+    /// What the connection task's current turn has read (`pace.rs`).
+    turn: Turn,
 }
 
 impl<T> FloodGuard<T> {
@@ -200,7 +241,7 @@ impl<T> FloodGuard<T> {
             budget,
             received: FrameCursor::new(PREFACE_LEN),
             sent: FrameCursor::new(0),
-            turn_used: false,
+            turn: Turn::default(),
         }
     }
 
@@ -231,35 +272,55 @@ impl<T: AsyncRead + Unpin> AsyncRead for FloodGuard<T> {
             // Over budget: nothing more is read while the connection task ends the connection.
             return Poll::Pending;
         }
-        if !this.budget.paced() {
-            return this.read_into(cx, buf);
-        }
-        if std::mem::take(&mut this.turn_used) {
+        let limit = if this.budget.paced() {
+            pace::PACED
+        } else {
+            pace::OPEN
+        };
+        let allowance = this.turn.allowance(limit, this.received.other_ahead());
+        if allowance == 0 {
+            // The turn has read its share: the next read starts the next turn.
+            this.turn.end();
+            this.budget.yields.set(this.budget.yields.get() + 1);
             yield_turn(cx);
             return Poll::Pending;
         }
-        let limit = PACED_READ.min(buf.remaining());
-        let mut small = ReadBuf::new(buf.initialize_unfilled_to(limit));
-        std::task::ready!(this.read_into(cx, &mut small))?;
-        let n = small.filled().len();
-        buf.advance(n);
-        this.turn_used = true;
-        Poll::Ready(Ok(()))
+        let polled = if buf.remaining() <= allowance {
+            this.read_into(cx, buf)
+        } else {
+            // The turn's rest is smaller than the caller's buffer: that part is zeroed first.
+            let mut part = ReadBuf::new(buf.initialize_unfilled_to(allowance));
+            let polled = this.read_into(cx, &mut part);
+            let n = part.filled().len();
+            buf.advance(n);
+            polled
+        };
+        match polled {
+            Poll::Ready(Ok(fed)) => {
+                this.turn.took(fed.bytes, fed.header);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => {
+                this.turn.end();
+                Poll::Pending
+            }
+        }
     }
 }
 
 impl<T: AsyncRead + Unpin> FloodGuard<T> {
     /// Reads into `buf`, accounting the frames; the frame that went over budget and what
     /// follows it never reach the `h2` crate.
-    fn read_into(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn read_into(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<Fed>> {
         let before = buf.filled().len();
         std::task::ready!(Pin::new(&mut self.io).poll_read(cx, buf))?;
         let budget = &self.budget;
-        let used = self
+        let fed = self
             .received
             .feed(&buf.filled()[before..], |kind| budget.received(kind));
-        buf.set_filled(before + used);
-        Poll::Ready(Ok(()))
+        buf.set_filled(before + fed.bytes);
+        Poll::Ready(Ok(fed))
     }
 }
 

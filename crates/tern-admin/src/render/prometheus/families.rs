@@ -105,6 +105,11 @@ pub(super) const FRONTEND: &[Family] = &[
         &[("h2_errors", "")],
     ),
     one(
+        "tern_frontend_h2_yields_total",
+        "Turns of HTTP/2 client connections ended at their read budget (pacing).",
+        &[("h2_yields", "")],
+    ),
+    one(
         "tern_frontend_tunnels_total",
         "Connections turned into tunnels by a 101 to an upgrade request (WebSocket).",
         &[("tunnels", "")],

@@ -16,10 +16,12 @@ fn frame(kind: u8, payload_len: usize) -> Vec<u8> {
 fn kinds(cursor: &mut FrameCursor, bytes: &[u8]) -> Vec<u8> {
     let mut seen = Vec::new();
     assert_eq!(
-        cursor.feed(bytes, |k| {
-            seen.push(k);
-            true
-        }),
+        cursor
+            .feed(bytes, |k| {
+                seen.push(k);
+                true
+            })
+            .bytes,
         bytes.len()
     );
     seen
@@ -55,7 +57,7 @@ fn the_cursor_stops_after_the_header_its_caller_refuses() {
     stream.extend(frame(PING, 8));
     let mut cursor = FrameCursor::new(0);
     let used = cursor.feed(&stream, |kind| kind != SETTINGS);
-    assert_eq!(used, HEAD_LEN + 8 + HEAD_LEN);
+    assert_eq!(used.bytes, HEAD_LEN + 8 + HEAD_LEN);
 }
 
 #[test]
@@ -163,14 +165,102 @@ async fn a_flood_is_read_a_slice_per_turn_and_a_client_within_its_allowance_is_n
 
     let burst: Vec<u8> = (0..200).flat_map(|_| frame(PING, 8)).collect();
     client.write_all(&burst).await.unwrap();
-    let (n, _) = two_reads(&mut guard).await;
+    let (n, yielded) = two_reads(&mut guard).await;
     assert_eq!(n, burst.len(), "the read that crosses the line is whole");
     assert!(budget.paced());
+    // Paced during the turn: its rest is spent, so the next read yields (an empty read would
+    // be the end of the stream to the `h2` crate).
+    assert!(yielded);
     client.write_all(&burst).await.unwrap();
     // Paced: a slice, then the turn ends; the next turn reads the next slice.
     let (n, yielded) = two_reads(&mut guard).await;
-    assert_eq!((n, yielded), (PACED_READ, true));
+    assert_eq!((n, yielded), (pace::PACED.bytes, true));
     let (n, yielded) = two_reads(&mut guard).await;
-    assert_eq!((n, yielded), (PACED_READ, true));
+    assert_eq!((n, yielded), (pace::PACED.bytes, true));
     assert!(!budget.exceeded());
+}
+
+/// One turn of the connection task: reads until the guard returns `Pending`; returns the
+/// bytes read and whether the turn ended at its budget (a yield) rather than for want of bytes.
+async fn one_turn(
+    guard: &mut FloodGuard<tokio::io::DuplexStream>,
+    budget: &ControlBudget,
+) -> (usize, bool) {
+    let mut space = vec![0; 64 * 1024];
+    let n = std::future::poll_fn(|cx| {
+        let mut total = 0;
+        loop {
+            let mut buf = ReadBuf::new(&mut space);
+            match Pin::new(&mut *guard).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => total += buf.filled().len(),
+                Poll::Ready(r) => panic!("end of stream or error: {r:?}"),
+                Poll::Pending => return Poll::Ready(total),
+            }
+        }
+    })
+    .await;
+    (n, budget.take_yields() == 1)
+}
+
+#[tokio::test]
+async fn a_turn_reads_at_most_its_share_of_header_block() {
+    use tokio::io::AsyncWriteExt;
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let budget = ControlBudget::new(10);
+    let mut guard = FloodGuard::new(server, Rc::clone(&budget));
+    let mut bytes = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    bytes.extend(frame(HEADERS, 40_000));
+    client.write_all(&bytes).await.unwrap();
+    // The preface and the frame's header, then exactly the share of header block.
+    let (n, yielded) = one_turn(&mut guard, &budget).await;
+    assert_eq!(
+        (n, yielded),
+        (PREFACE_LEN + HEAD_LEN + pace::OPEN.header, true)
+    );
+    let (n, yielded) = one_turn(&mut guard, &budget).await;
+    assert_eq!((n, yielded), (pace::OPEN.header, true));
+    // The rest, and the turn ends for want of bytes.
+    let (n, yielded) = one_turn(&mut guard, &budget).await;
+    assert_eq!((n, yielded), (40_000 - 2 * pace::OPEN.header, false));
+}
+
+#[tokio::test]
+async fn a_turn_reads_at_most_its_bytes_of_data() {
+    use tokio::io::AsyncWriteExt;
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let budget = ControlBudget::new(10);
+    let mut guard = FloodGuard::new(server, Rc::clone(&budget));
+    let mut bytes = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    bytes.extend(frame(DATA, 100_000));
+    client.write_all(&bytes).await.unwrap();
+    let mut turns = Vec::new();
+    loop {
+        let (n, yielded) = one_turn(&mut guard, &budget).await;
+        turns.push(n);
+        if !yielded {
+            break;
+        }
+    }
+    // DATA is not held to the header share: whole turns of bytes. The first turn's first
+    // read could see only the preface as surely not header block.
+    assert_eq!(turns.iter().sum::<usize>(), bytes.len());
+    assert!(turns.iter().all(|&n| n <= pace::OPEN.bytes), "{turns:?}");
+    assert_eq!(
+        turns[1..turns.len() - 1],
+        vec![pace::OPEN.bytes; turns.len() - 2]
+    );
+}
+
+#[tokio::test]
+async fn a_small_request_does_not_spend_the_turn() {
+    use tokio::io::AsyncWriteExt;
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let budget = ControlBudget::new(10);
+    let mut guard = FloodGuard::new(server, Rc::clone(&budget));
+    let mut bytes = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    bytes.extend(frame(SETTINGS, 12));
+    bytes.extend(frame(HEADERS, 300));
+    bytes.extend(frame(DATA, 2_000));
+    client.write_all(&bytes).await.unwrap();
+    assert_eq!(one_turn(&mut guard, &budget).await, (bytes.len(), false));
 }
