@@ -29,6 +29,10 @@ pub struct Info {
     pub connections: u64,
     /// Whether task profiling is on.
     pub profiling: bool,
+    /// Batched key exchanges (`global.crypto_batch`) over all generations; `None` when off.
+    /// (Rendered by `render::json::info`, not serialized as is.)
+    #[serde(skip)]
+    pub crypto_batch: Option<tern_proxy::BatchSnapshot>,
 }
 
 /// A consistent picture of the running proxy: the configuration in use (with runtime changes:

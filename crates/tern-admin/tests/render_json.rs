@@ -154,8 +154,33 @@ fn info_has_process_facts() {
             "draining_generations": 1,
             "connections": 57,
             "profiling": false,
+            "crypto_batch": null,
         })
     );
+}
+
+#[test]
+fn info_has_the_batch_counters_when_batching_is_on() {
+    let mut info = view::info();
+    info.crypto_batch = Some(tern_proxy::BatchSnapshot {
+        batches: 2,
+        batched: 11,
+        fill: vec![0, 0, 0, 1, 0, 0, 0, 0, 1],
+        alone: 3,
+        no_ifma: 0,
+        failed: 1,
+        unused: 4,
+    });
+    let v = json::info(&info);
+    let b = &v["crypto_batch"];
+    assert_eq!(b["batches"], 2);
+    assert_eq!(b["batched"], 11);
+    assert_eq!(b["fill_3"], 1);
+    assert_eq!(b["fill_8"], 1);
+    assert_eq!(b["fallback_alone"], 3);
+    assert_eq!(b["fallback_failed"], 1);
+    assert_eq!(b["unused"], 4);
+    assert_eq!(b["mean_fill"], 5.5);
 }
 
 #[test]

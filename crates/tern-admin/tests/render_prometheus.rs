@@ -180,6 +180,8 @@ fn labels_are_bounded() {
         "action",
         "resolvers",
         "outcome",
+        // Batch fill: 2 to 8 handshakes.
+        "handshakes",
     ]
     .into();
     let view = view::view();

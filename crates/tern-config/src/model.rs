@@ -139,6 +139,30 @@ pub struct Global {
     /// Most sessions per second (HAProxy's `maxsessrate`): connections that passed their
     /// frontend's `tcp_request.connection` rules. `None`: no cap.
     pub max_sess_rate: Option<u32>,
+    /// Handshakes of one worker wait for each other to compute their X25519 key exchanges
+    /// eight at a time on AVX-512 IFMA (`crypto_batch`; design note 0004).
+    pub crypto_batch: CryptoBatch,
+}
+
+/// `global.crypto_batch`: batched key exchanges in the TLS handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CryptoBatch {
+    pub enabled: bool,
+    /// Most handshakes in one batch (2 to 8): a full batch runs at once.
+    pub size: usize,
+    /// Longest a handshake waits for its batch to fill while others keep arriving; a batch
+    /// also runs as soon as the worker has nothing else ready.
+    pub deadline: Duration,
+}
+
+impl Default for CryptoBatch {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            size: 8,
+            deadline: Duration::from_micros(50),
+        }
+    }
 }
 
 /// A frontend: what clients connect to (`[[frontend]]`).

@@ -84,6 +84,16 @@ pub(crate) struct RawGlobal {
     pub handshake_offload: Option<bool>,
     pub max_conn_rate: Option<i64>,
     pub max_sess_rate: Option<i64>,
+    pub crypto_batch: Option<RawCryptoBatch>,
+}
+
+/// `global.crypto_batch`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCryptoBatch {
+    pub enabled: Option<bool>,
+    pub size: Option<i64>,
+    pub deadline: Option<RawDuration>,
 }
 
 /// One `[[frontend]]`.

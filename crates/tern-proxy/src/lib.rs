@@ -80,6 +80,7 @@ pub use health::probe::fuzz as health_fuzz;
 pub use http2::fuzz as http2_fuzz;
 pub use resolve::ResolverSnapshot;
 pub use stats::{AdminState, PeerSnapshot, Stats, StatsSnapshot};
+pub use tls::batch::BatchSnapshot;
 pub use tls::info::{BindTlsInfo, CertificateInfo, CertificateSummary, TicketState};
 pub use tls::ossl::{openssl_binds, OpensslBinds, OsslBind};
 pub use tls::reload::{frontend_tls, BindTlsError, FrontendTls, ReloadSnapshot, ReloadSummary};

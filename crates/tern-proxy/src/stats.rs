@@ -199,6 +199,8 @@ pub struct WorkerStats {
     pub profile: crate::profiling::Counters,
     /// The same for the worker's handshake offload thread (`handshake_offload`).
     pub offload_profile: crate::profiling::Counters,
+    /// Batched key exchanges of the worker's handshakes (`global.crypto_batch`).
+    pub crypto_batch: crate::tls::batch::BatchCounters,
 }
 
 impl WorkerStats {
@@ -219,6 +221,7 @@ impl WorkerStats {
                 .collect(),
             profile: crate::profiling::Counters::default(),
             offload_profile: crate::profiling::Counters::default(),
+            crypto_batch: crate::tls::batch::BatchCounters::default(),
         }
     }
 }
@@ -277,6 +280,8 @@ pub struct StatsSnapshot {
     pub resolvers: Vec<crate::ResolverSnapshot>,
     /// Each remote peer of the current generation's peers sections (`peers.rs`).
     pub peers: Vec<PeerSnapshot>,
+    /// Batched key exchanges (`global.crypto_batch`), over all workers.
+    pub crypto_batch: crate::tls::batch::BatchSnapshot,
 }
 
 /// The counters of one remote peer (stick tables shared over the peers protocol).
@@ -398,6 +403,7 @@ impl StatsSnapshot {
         self.reloads.reloads += other.reloads.reloads;
         self.reloads.failed += other.reloads.failed;
         self.auth.add(&other.auth);
+        self.crypto_batch.add(&other.crypto_batch);
         for old in &other.resolvers {
             if let Some(mine) = self.resolvers.iter_mut().find(|r| r.name == old.name) {
                 mine.absorb(old);
@@ -420,6 +426,7 @@ impl Stats {
             for (c, s) in w.frontends.iter().zip(snap.frontends.iter_mut()) {
                 c.add_to(s);
             }
+            w.crypto_batch.add_to(&mut snap.crypto_batch);
             snap.tls.resize(w.tls.len(), TlsSnapshot::default());
             for (c, s) in w.tls.iter().zip(snap.tls.iter_mut()) {
                 c.add_to(s);

@@ -7,6 +7,8 @@
 
 // How a handshake may wait: the full-handshake rate cap and the per-source budget.
 pub(crate) mod admission;
+// Batched key exchanges (`global.crypto_batch`): a thread's handshakes share IFMA batches.
+pub mod batch;
 // Which kind of certificate key a handshake used, noted by the certificate resolver.
 pub(crate) mod cert_probe;
 // A look at the ClientHello before the handshake: does the client offer to resume? Which

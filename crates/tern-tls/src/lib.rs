@@ -4,7 +4,8 @@
 //! another backend can be added later by changing it alone. It provides:
 //!
 //! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`,
-//!   its TLS 1.3 key schedule on keyed HMAC states ([`with_hmac_hkdf`]);
+//!   its TLS 1.3 key schedule on keyed HMAC states ([`with_hmac_hkdf`]), its X25519 able to
+//!   take a server key share computed ahead in a batch ([`with_prepared_x25519`]);
 //! - [`load_certified_key`]: a certificate chain and key from PEM files, checked to match;
 //! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind:
 //!   its policy (versions, suites, groups, signature schemes, ALPN), its certificates (files,
@@ -36,6 +37,7 @@ mod load;
 #[cfg(feature = "openssl-engine")]
 mod ossl;
 mod policy;
+mod prepared_kx;
 mod provider;
 mod resolver;
 mod selfsigned;
@@ -59,6 +61,7 @@ pub use load::load_certified_key;
 pub use openssl;
 #[cfg(feature = "openssl-engine")]
 pub use ossl::{cipher_string, openssl_acceptor, OsslAcceptor};
+pub use prepared_kx::{with_prepared_x25519, PreparedX25519, X25519_LEN};
 pub use provider::provider;
 pub use resolver::SniResolver;
 pub use rustls;

@@ -74,7 +74,7 @@ fn tls12_cipher(cipher: Tls12Cipher) -> SupportedCipherSuite {
 
 fn group(group: KxGroup) -> &'static dyn SupportedKxGroup {
     match group {
-        KxGroup::X25519 => kx_group::X25519,
+        KxGroup::X25519 => crate::prepared_kx::X25519,
         KxGroup::X25519Mlkem768 => kx_group::X25519MLKEM768,
         KxGroup::Secp256r1 => kx_group::SECP256R1,
         KxGroup::Secp384r1 => kx_group::SECP384R1,

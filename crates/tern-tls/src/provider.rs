@@ -13,7 +13,8 @@
 //!   runs on the SHA-512 block function in generic code: ~24% of an ECDSA handshake (see the
 //!   design brief). AES-128-GCM is also faster per byte and is not a weaker choice in practice.
 //!   The server configurations set `ignore_client_order`, so this order is what clients get.
-//! - **X25519 first among key exchange groups**: the cheapest. The hybrid post-quantum
+//! - **X25519 first among key exchange groups**: the cheapest (`prepared_kx.rs`: aws-lc-rs's, able
+//!   to take a server half computed ahead in a batch). The hybrid post-quantum
 //!   X25519MLKEM768 is offered for clients that ask for it, then the NIST curves. Note that a
 //!   rustls 0.23 *server* takes the first group in the *client's* list that it supports, so this
 //!   order only decides what tern's own clients (tests, `tern bench`) offer; a browser listing
@@ -56,7 +57,7 @@ pub fn provider() -> Arc<CryptoProvider> {
             Arc::new(CryptoProvider {
                 cipher_suites: CIPHER_SUITES.iter().copied().map(with_hmac_hkdf).collect(),
                 kx_groups: vec![
-                    kx_group::X25519,
+                    crate::prepared_kx::X25519,
                     kx_group::X25519MLKEM768,
                     kx_group::SECP256R1,
                     kx_group::SECP384R1,

@@ -400,6 +400,12 @@ impl Control for Generations {
             draining_generations: usize::from(old.is_some()),
             connections: inner.current.connections() + old.map_or(0, |o| o.handle.connections()),
             profiling: tern_proxy::profiling::enabled(),
+            crypto_batch: inner
+                .config
+                .global
+                .crypto_batch
+                .enabled
+                .then(|| inner.merged().crypto_batch),
         }
     }
 

@@ -343,6 +343,11 @@ pub fn print_stats(snap: &StatsSnapshot, config: &Config) -> anyhow::Result<()> 
         }
     }
     writeln!(out, "stats: reload config {}", line(snap.reloads.fields()))?;
+    if config.global.crypto_batch.enabled {
+        let fields = snap.crypto_batch.fields();
+        let fields = fields.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        writeln!(out, "stats: crypto_batch all {}", line(fields))?;
+    }
     for (b, (be, s)) in config.backends.iter().zip(&snap.backends).enumerate() {
         writeln!(out, "stats: backend {} {}", be.name, line(s.fields()))?;
         let statuses = snap.status.get(b).map(Vec::as_slice).unwrap_or_default();

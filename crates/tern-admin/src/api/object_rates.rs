@@ -147,6 +147,7 @@ mod tests {
                 draining_generations: 0,
                 connections: 0,
                 profiling: false,
+                crypto_batch: None,
             },
             config: Arc::new(config),
             stats: StatsSnapshot {

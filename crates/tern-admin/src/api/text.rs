@@ -34,6 +34,7 @@ pub fn info(info: &Info, rates: &CurrentRates) -> String {
         format!("connections: {}", info.connections),
         format!("profiling: {}", if info.profiling { "on" } else { "off" }),
     ];
+    crypto_batch(&mut lines, info.crypto_batch.as_ref());
     match &rates.0 {
         Some(r) => {
             let over = format!("per second over the last {}s", r.window.as_secs());
@@ -47,6 +48,26 @@ pub fn info(info: &Info, rates: &CurrentRates) -> String {
         None => lines.push("session_rate: - (sampling, ask again in a second)".to_owned()),
     }
     lines.join("\n")
+}
+
+/// `show info`'s lines on batched key exchanges (`global.crypto_batch`).
+fn crypto_batch(lines: &mut Vec<String>, batch: Option<&tern_proxy::BatchSnapshot>) {
+    let Some(b) = batch else {
+        lines.push("crypto_batch: off".to_owned());
+        return;
+    };
+    lines.push("crypto_batch: on".to_owned());
+    lines.push(format!("crypto_batch_batches: {}", b.batches));
+    lines.push(format!("crypto_batch_operations: {}", b.batched));
+    lines.push(format!("crypto_batch_mean_fill: {:.2}", b.mean_fill()));
+    lines.push(format!(
+        "crypto_batch_fallbacks: {} (alone {}, no_ifma {}, failed {})",
+        b.fallbacks(),
+        b.alone,
+        b.no_ifma,
+        b.failed
+    ));
+    lines.push(format!("crypto_batch_unused: {}", b.unused));
 }
 
 /// `show stat`: a table of frontends, one of backends, one of servers.

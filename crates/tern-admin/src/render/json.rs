@@ -40,7 +40,15 @@ pub fn info(info: &Info) -> Value {
         "draining_generations": info.draining_generations,
         "connections": info.connections,
         "profiling": info.profiling,
+        "crypto_batch": info.crypto_batch.as_ref().map(crypto_batch),
     })
+}
+
+/// Batched key exchanges: the counters by name, and the mean fill.
+fn crypto_batch(b: &tern_proxy::BatchSnapshot) -> Value {
+    let mut map: Map<String, Value> = b.fields().into_iter().map(|(k, v)| (k, v.into())).collect();
+    map.insert("mean_fill".into(), b.mean_fill().into());
+    Value::Object(map)
 }
 
 /// `show servers`: every server's state and settings, without counters, one flat list.

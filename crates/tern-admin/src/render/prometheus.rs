@@ -37,7 +37,55 @@ pub fn metrics(view: &View) -> String {
     auth(&mut e, &view.stats.auth);
     resolvers(&mut e, &view.stats.resolvers);
     peers(&mut e, &view.stats.peers);
+    crypto_batch(&mut e, &view.stats.crypto_batch);
     e.finish()
+}
+
+/// Batched key exchanges (`global.crypto_batch`); all zero when it is off.
+fn crypto_batch(e: &mut Exposition, b: &tern_proxy::BatchSnapshot) {
+    let name = "tern_crypto_batch_batches_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Batches of key exchanges run on the AVX-512 IFMA kernels (global.crypto_batch).",
+    );
+    e.sample(name, &[], b.batches);
+    let name = "tern_crypto_batch_operations_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Handshakes whose X25519 key exchange a batch computed.",
+    );
+    e.sample(name, &[], b.batched);
+    let name = "tern_crypto_batch_fill_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Batches by the number of handshakes they held (2 to 8).",
+    );
+    for n in 2..b.fill.len().max(9) {
+        let value = b.fill.get(n).copied().unwrap_or(0);
+        e.sample(name, &[("handshakes", &n.to_string())], value);
+    }
+    let name = "tern_crypto_batch_fallbacks_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Handshakes that asked for a batch and computed their key exchange with aws-lc-rs: \
+         alone (the only one waiting), no_ifma (the CPU lacks AVX-512 IFMA), failed (a \
+         low-order share, or the random generator failed).",
+    );
+    e.sample(name, &[("reason", "alone")], b.alone);
+    e.sample(name, &[("reason", "no_ifma")], b.no_ifma);
+    e.sample(name, &[("reason", "failed")], b.failed);
+    let name = "tern_crypto_batch_unused_total";
+    e.family(
+        name,
+        Type::Counter,
+        "Key exchanges computed in a batch that the handshake did not use (rustls negotiated \
+         otherwise, or the handshake failed first).",
+    );
+    e.sample(name, &[], b.unused);
 }
 
 /// Reads one counter of a resolvers section.

@@ -88,6 +88,7 @@ impl Control for FakeControl {
             draining_generations: 0,
             connections: 7,
             profiling: false,
+            crypto_batch: None,
         }
     }
 

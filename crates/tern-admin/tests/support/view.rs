@@ -218,6 +218,7 @@ pub fn info() -> Info {
         draining_generations: 1,
         connections: 57,
         profiling: false,
+        crypto_batch: None,
     }
 }
 

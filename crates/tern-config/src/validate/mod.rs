@@ -44,6 +44,8 @@ mod tests;
 #[cfg(test)]
 mod tests_client_auth;
 #[cfg(test)]
+mod tests_crypto_batch;
+#[cfg(test)]
 mod tests_frontend;
 #[cfg(test)]
 mod tests_peers;
@@ -67,8 +69,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::locate::KeyPath;
-use crate::model::{Config, Global};
-use crate::raw::{RawConfig, RawDuration, RawGlobal, RawSize, TextOrInt};
+use crate::model::{Config, CryptoBatch, Global};
+use crate::raw::{RawConfig, RawCryptoBatch, RawDuration, RawGlobal, RawSize, TextOrInt};
 use crate::units;
 
 /// One validation problem.
@@ -221,6 +223,31 @@ impl<'b> Checker<'b> {
                     1..=10_000_000,
                 )
                 .map(|n| n as u32),
+            crypto_batch: self.crypto_batch(raw.crypto_batch.as_ref(), &path.key("crypto_batch")),
+        }
+    }
+
+    /// `global.crypto_batch`: a batch holds 2 to 8 handshakes (one is no batch, eight is the
+    /// kernels' lane count) and waits at most 10 ms (beyond that a handshake's latency is
+    /// the batch's, for a saving of a few microseconds of CPU).
+    fn crypto_batch(&mut self, raw: Option<&RawCryptoBatch>, path: &KeyPath) -> CryptoBatch {
+        let default = CryptoBatch::default();
+        let Some(raw) = raw else { return default };
+        let deadline = self.duration(
+            &path.key("deadline"),
+            raw.deadline.as_ref(),
+            default.deadline,
+        );
+        if deadline > Duration::from_millis(10) {
+            self.issue(
+                &path.key("deadline"),
+                "must be at most 10ms: a handshake may wait this long for its batch",
+            );
+        }
+        CryptoBatch {
+            enabled: raw.enabled.unwrap_or(true),
+            size: self.int_in(&path.key("size"), raw.size, 2..=8, default.size as i64) as usize,
+            deadline,
         }
     }
 

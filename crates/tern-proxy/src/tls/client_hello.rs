@@ -14,6 +14,8 @@
 //! ticket). The session then charges the rate cap after the fact, so fake offers cannot buy
 //! more full handshakes than the cap allows over time.
 
+// The client's X25519 key share, for batched key exchanges (`global.crypto_batch`).
+mod key_share;
 // The host name of a ClientHello relayed without terminating (TLS passthrough).
 mod server_name;
 
@@ -22,6 +24,7 @@ use std::io;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
+pub(crate) use key_share::x25519_share;
 pub use server_name::{read_hello, Hello, MAX_HELLO};
 
 /// Content type of a handshake record.

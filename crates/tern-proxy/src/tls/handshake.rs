@@ -9,6 +9,7 @@
 //! ClientHello or handshaking → a handshake timeout (`tls_timeouts`, `fail_timeout`); waiting for
 //! the rate cap → `rate_expired` (the client did nothing wrong; tern chose not to serve it).
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -69,9 +70,32 @@ pub(crate) async fn run(
     let deadline = accepted + w.shared.frontend(frontend).timeouts.handshake;
     let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
-    let admit = admission(&w, frontend, &mut tcp, peer, deadline).await?;
-    let handshake = TlsStream::accept(tcp, config, &admit.received);
-    let stream = match timeout_at(deadline, handshake).await {
+    let mut admit = admission(&w, frontend, &mut tcp, peer, deadline).await?;
+    let mut received = std::mem::take(&mut admit.received);
+    let mut prepared = None;
+    if w.shared.global().crypto_batch.enabled {
+        prepared = batched::prepare(
+            &w,
+            frontend,
+            &mut tcp,
+            peer,
+            deadline,
+            &config,
+            &mut received,
+        )
+        .await?;
+    }
+    let offered = prepared.is_some();
+    let mut handshake = std::pin::pin!(TlsStream::accept(tcp, config, &received));
+    // The batch's result is offered to rustls' key exchange at each step of the handshake.
+    let handshake = std::future::poll_fn(|cx| {
+        tern_tls::with_prepared_x25519(&mut prepared, || handshake.as_mut().poll(cx))
+    });
+    let done = timeout_at(deadline, handshake).await;
+    if offered && prepared.is_some() {
+        w.stats.crypto_batch.unused();
+    }
+    let stream = match done {
         Err(_) => {
             bump(&counters.tls_timeouts);
             tls.failed(Failure::Timeout);
@@ -287,6 +311,9 @@ fn client_cert_failure(e: &CertificateError) -> Failure {
         _ => Failure::ClientCertOther,
     }
 }
+
+// Batched key exchanges (`global.crypto_batch`): the step before rustls sees the ClientHello.
+mod batched;
 
 #[cfg(test)]
 mod tests;

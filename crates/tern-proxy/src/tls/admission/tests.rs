@@ -18,6 +18,7 @@ fn global(rate: Option<u32>, per_source: Option<u32>) -> Global {
         handshake_offload: false,
         max_conn_rate: None,
         max_sess_rate: None,
+        crypto_batch: tern_config::CryptoBatch::default(),
     }
 }
 

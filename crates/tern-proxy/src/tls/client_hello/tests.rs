@@ -3,7 +3,7 @@
 use super::*;
 
 /// A ClientHello record with this session ID and these (type, data) extensions.
-fn hello(session_id: &[u8], exts: &[(u16, Vec<u8>)]) -> Vec<u8> {
+pub(super) fn hello(session_id: &[u8], exts: &[(u16, Vec<u8>)]) -> Vec<u8> {
     let mut body = vec![3, 3];
     body.extend([7u8; 32]);
     body.push(session_id.len() as u8);
@@ -27,7 +27,7 @@ fn hello(session_id: &[u8], exts: &[(u16, Vec<u8>)]) -> Vec<u8> {
     record
 }
 
-fn versions(v: &[[u8; 2]]) -> (u16, Vec<u8>) {
+pub(super) fn versions(v: &[[u8; 2]]) -> (u16, Vec<u8>) {
     let mut data = vec![(v.len() * 2) as u8];
     for x in v {
         data.extend(x);
