@@ -40,7 +40,7 @@ json_latency() {
 # Starts tern with batching $1 (on/off) on an ephemeral port; sets PID and PORT.
 start() {
     local batch=""
-    [[ $1 == on ]] && batch="crypto_batch = { size = 8, deadline = \"$DEADLINE\" }"
+    [[ $1 == on ]] && batch="crypto_batch = { enabled = true, size = 8, deadline = \"$DEADLINE\" }"
     cat >"$TMP/tern.toml" <<TOML
 [global]
 workers = 1
@@ -63,7 +63,7 @@ TOML
         grep -q '^ready:' "$TMP/out" 2>/dev/null && break
         sleep 0.05
     done
-    PORT=$(grep -o 'listening: [^ ]*' "$TMP/out" | head -n 1 | grep -o '[0-9]*$')
+    PORT=$(grep -m 1 '^listening:' "$TMP/out" | grep -o '[0-9]*$')
 }
 
 stop() {
@@ -91,7 +91,7 @@ measure() {
     local fill
     fill=$(grep -o 'stats: crypto_batch all .*' "$TMP/out" |
         awk '{ for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-               printf "%.2f", (v["batches"] > 0 ? v["batched"] / v["batches"] : 0) }')
+               printf "%.2f", (v["batches"] > 0 ? v["batched"] / v["batches"] : 0) }' || true)
     printf '%s %s %s %s %s\n' "$(json_get "$TMP/load.json" connections_per_s)" \
         "$(awk -v c=$((cpu1 - cpu0)) -v n="$full" 'BEGIN { printf "%.1f", c / (n > 0 ? n : 1) }')" \
         "$(json_latency "$TMP/one.json" handshake p50)" "${fill:--}" "$full"
