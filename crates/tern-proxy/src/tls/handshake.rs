@@ -170,6 +170,35 @@ pub(crate) fn count_kind(
     }
 }
 
+/// Reads the ClientHello into `received` within `deadline`; a timeout or a read error is
+/// counted and logged as a failed handshake.
+pub(super) async fn read_hello(
+    w: &Handshakes<'_>,
+    frontend: usize,
+    tcp: &mut TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+    received: &mut Vec<u8>,
+) -> Result<client_hello::Peek, HandshakeEnd> {
+    let counters = &w.stats.frontends[frontend];
+    let tls = &w.stats.tls[frontend];
+    match timeout_at(deadline, client_hello::read(tcp, received)).await {
+        Err(_) => {
+            bump(&counters.tls_timeouts);
+            tls.failed(Failure::Timeout);
+            debug!(%peer, "TLS handshake timed out before the ClientHello");
+            Err(HandshakeEnd::Failed(Failure::Timeout))
+        }
+        Ok(Err(e)) => {
+            bump(&counters.tls_failures);
+            tls.failed(Failure::Other);
+            debug!(%peer, error = %e, "TLS handshake failed before the ClientHello");
+            Err(HandshakeEnd::Failed(Failure::Other))
+        }
+        Ok(Ok(peek)) => Ok(peek),
+    }
+}
+
 /// Reads the ClientHello and applies the caps.
 async fn admit(
     adm: &Admission,
@@ -179,24 +208,9 @@ async fn admit(
     peer: SocketAddr,
     deadline: Instant,
 ) -> Result<Admit, HandshakeEnd> {
-    let counters = &w.stats.frontends[frontend];
     let tls = &w.stats.tls[frontend];
     let mut received = Vec::with_capacity(2048);
-    let peek = match timeout_at(deadline, client_hello::read(tcp, &mut received)).await {
-        Err(_) => {
-            bump(&counters.tls_timeouts);
-            tls.failed(Failure::Timeout);
-            debug!(%peer, "TLS handshake timed out before the ClientHello");
-            return Err(HandshakeEnd::Failed(Failure::Timeout));
-        }
-        Ok(Err(e)) => {
-            bump(&counters.tls_failures);
-            tls.failed(Failure::Other);
-            debug!(%peer, error = %e, "TLS handshake failed before the ClientHello");
-            return Err(HandshakeEnd::Failed(Failure::Other));
-        }
-        Ok(Ok(peek)) => peek,
-    };
+    let peek = read_hello(w, frontend, tcp, peer, deadline, &mut received).await?;
     let mut admit = Admit {
         received,
         resumption_offer: false,

@@ -35,21 +35,7 @@ pub(super) async fn prepare(
     let tls = &w.stats.tls[frontend];
     if received.is_empty() {
         received.reserve(2048);
-        match timeout_at(deadline, client_hello::read(tcp, received)).await {
-            Err(_) => {
-                bump(&counters.tls_timeouts);
-                tls.failed(Failure::Timeout);
-                debug!(%peer, "TLS handshake timed out before the ClientHello");
-                return Err(HandshakeEnd::Failed(Failure::Timeout));
-            }
-            Ok(Err(e)) => {
-                bump(&counters.tls_failures);
-                tls.failed(Failure::Other);
-                debug!(%peer, error = %e, "TLS handshake failed before the ClientHello");
-                return Err(HandshakeEnd::Failed(Failure::Other));
-            }
-            Ok(Ok(_)) => {}
-        }
+        super::read_hello(w, frontend, tcp, peer, deadline, received).await?;
     }
     let groups = &config.crypto_provider().kx_groups;
     let supported = |g| groups.iter().any(|k| k.name() == g);
