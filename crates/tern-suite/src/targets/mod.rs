@@ -44,8 +44,22 @@ pub const CONNECT_S: u32 = 5;
 pub const CLIENT_S: u32 = 30;
 pub const SERVER_S: u32 = 30;
 pub const KEEP_ALIVE_S: u32 = 30;
-/// Idle connections each target keeps to the servers (nginx `keepalive`, tern's pool).
+/// Idle connections each target keeps to the servers (nginx `keepalive`, tern's pool), at
+/// least: [`idle_per_server`] raises it to the workload's requests in flight.
 pub const IDLE_PER_SERVER: u32 = 64;
+
+/// Idle server connections a target keeps per server: every request in flight (connections
+/// times HTTP/2 streams) may need its own HTTP/1.1 server connection, and a pool smaller than
+/// that closes and reopens server connections all run long. HAProxy (`http-reuse always`)
+/// keeps idle connections without a limit, so the other targets get room for all of them.
+pub fn idle_per_server(w: &Workload) -> u32 {
+    let connections = match w.load {
+        crate::scenario::Load::Closed { connections } => connections,
+        crate::scenario::Load::Open { connections, .. } => connections,
+    };
+    let in_flight = connections.saturating_mul(w.h2_streams.unwrap_or(1));
+    in_flight.clamp(IDLE_PER_SERVER, u32::from(u16::MAX))
+}
 /// What every target answers on the monitor URI (HAProxy's text; tern uses the same).
 pub const MONITOR_BODY: &str = "<html><body><h1>200 OK</h1>\nService ready.\n</body></html>\n";
 

@@ -14,8 +14,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    pinned, Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, IDLE_PER_SERVER, KEEP_ALIVE_S,
-    MAXCONN, MONITOR_BODY, SERVER_S,
+    pinned, Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, KEEP_ALIVE_S, MAXCONN,
+    MONITOR_BODY, SERVER_S,
 };
 use crate::scenario::{KeyExchange, TlsSpec, TlsVersion};
 
@@ -106,7 +106,8 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
     }
     let _ = write!(
         c,
-        "        keepalive {IDLE_PER_SERVER};\n    }}\n\n    server {{\n"
+        "        keepalive {};\n    }}\n\n    server {{\n",
+        super::idle_per_server(w)
     );
     match (&w.tls, &layout.cert) {
         (Some(tls), Some(cert)) => listen_tls(&mut c, layout, tls, cert),

@@ -15,8 +15,7 @@ use std::path::Path;
 use crate::scenario::TlsSpec;
 
 use super::{
-    Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, IDLE_PER_SERVER, KEEP_ALIVE_S, MAXCONN,
-    SERVER_S,
+    Generated, Layout, Ready, Tools, CLIENT_S, CONNECT_S, KEEP_ALIVE_S, MAXCONN, SERVER_S,
 };
 
 pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
@@ -142,8 +141,9 @@ pub(super) fn config(layout: &Layout<'_>) -> String {
          keep_alive = \"{KEEP_ALIVE_S}s\", handshake = \"{CLIENT_S}s\" }}\n\n\
          [[backend]]\nname = \"app\"\nbalance = \"roundrobin\"\n\
          timeouts = {{ connect = \"{CONNECT_S}s\", server = \"{SERVER_S}s\" }}\n\
-         pool = {{ max_idle_per_server = {IDLE_PER_SERVER}, idle_timeout = \"{KEEP_ALIVE_S}s\" }}\n",
+         pool = {{ max_idle_per_server = {}, idle_timeout = \"{KEEP_ALIVE_S}s\" }}\n",
         quote(layout.monitor_uri),
+        super::idle_per_server(layout.workload),
     );
     servers(&mut c, layout.backends);
     c

@@ -415,6 +415,21 @@ fn http2_workloads_turn_h2_on_in_every_target() {
     assert!(!haproxy.contains("alpn"), "{haproxy}");
 }
 
+#[test]
+fn idle_pools_hold_every_request_in_flight() {
+    // 16 connections x 32 streams: 512 requests may each need a server connection.
+    let h2 =
+        scenario("path = \"/?s=1k\"\ncert = \"ecdsa\"\nh2 = true\nstreams = 32\nconcurrency = 16");
+    let l = layout(&h2, Path::new("/d"), Some("/d/ecdsa.pem".into()));
+    let tern = text_of(&generate(TargetKind::Tern, &l, &tools()), "tern.toml");
+    assert!(tern.contains("max_idle_per_server = 512,"), "{tern}");
+    let nginx = text_of(&generate(TargetKind::Nginx, &l, &tools()), "nginx.conf");
+    assert!(nginx.contains("keepalive 512;"), "{nginx}");
+    // Fewer requests in flight than the floor: the floor.
+    let h1 = scenario("path = \"/?s=1k\"\nconcurrency = 8");
+    assert_eq!(idle_per_server(&h1.workloads[0]), IDLE_PER_SERVER);
+}
+
 /// A TCP-mode workload over `BACKENDS`.
 fn tcp(workload: &str) -> Scenario {
     scenario(&format!("mode = \"tcp\"\npath = \"/?s=107\"\n{workload}"))
