@@ -130,42 +130,75 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// What every reader of a ClientHello here (resumption offers, the X25519 key share, the host
+/// name) takes from it: the session ID and the extensions block
+/// (empty when the client sent none).
+struct HelloParts<'a> {
+    session_id: &'a [u8],
+    extensions: &'a [u8],
+}
+
+impl<'a> HelloParts<'a> {
+    /// The ClientHello of a record holding a whole one; `None` if it is not a well-formed one.
+    fn parse(record: &'a [u8]) -> Option<Self> {
+        let mut c = Cursor(record);
+        if c.u8()? != CLIENT_HELLO {
+            return None;
+        }
+        let len = c.take(3)?;
+        let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
+        Self::from_body(c.take(len)?)
+    }
+
+    /// The ClientHello whose handshake message body (after type and length) is `body`.
+    fn from_body(body: &'a [u8]) -> Option<Self> {
+        let mut c = Cursor(body);
+        c.take(2 + 32)?; // legacy_version, random
+        let session_id = c.vec8()?;
+        c.vec16()?; // cipher_suites
+        c.vec8()?; // compression methods
+        let extensions = if c.0.is_empty() { &[][..] } else { c.vec16()? };
+        Some(Self {
+            session_id,
+            extensions,
+        })
+    }
+
+    /// Calls `f` with each extension's type and data, in order; `None` if the block or `f`
+    /// finds one malformed.
+    fn each_extension(&self, mut f: impl FnMut(u16, &'a [u8]) -> Option<()>) -> Option<()> {
+        let mut exts = Cursor(self.extensions);
+        while !exts.0.is_empty() {
+            let kind = exts.u16()?;
+            f(kind, exts.vec16()?)?;
+        }
+        Some(())
+    }
+}
+
+/// Whether the supported_versions extension's data offers TLS 1.3.
+fn offers_tls13(data: &[u8]) -> Option<bool> {
+    let versions = Cursor(data).vec8()?;
+    Some(versions.chunks_exact(2).any(|v| v == TLS13))
+}
+
 /// Whether a complete ClientHello (in one record) offers resumption; `None` if the record does
 /// not hold a whole, well-formed ClientHello.
 fn parse_hello(record: &[u8]) -> Option<bool> {
-    let mut c = Cursor(record);
-    if c.u8()? != CLIENT_HELLO {
-        return None;
-    }
-    let len = c.take(3)?;
-    let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
-    let mut c = Cursor(c.take(len)?);
-    c.take(2 + 32)?; // legacy_version, random
-    let session_id = c.vec8()?;
-    c.vec16()?; // cipher_suites
-    c.vec8()?; // compression methods
-    let mut psk = false;
-    let mut ticket = false;
-    let mut tls13 = false;
-    if !c.0.is_empty() {
-        let mut exts = Cursor(c.vec16()?);
-        while !exts.0.is_empty() {
-            let kind = exts.u16()?;
-            let data = exts.vec16()?;
-            match kind {
-                EXT_PRE_SHARED_KEY => psk = true,
-                EXT_SESSION_TICKET => ticket = !data.is_empty(),
-                EXT_SUPPORTED_VERSIONS => {
-                    let versions = Cursor(data).vec8()?;
-                    tls13 = versions.chunks_exact(2).any(|v| v == TLS13);
-                }
-                _ => {}
-            }
+    let hello = HelloParts::parse(record)?;
+    let (mut psk, mut ticket, mut tls13) = (false, false, false);
+    hello.each_extension(|kind, data| {
+        match kind {
+            EXT_PRE_SHARED_KEY => psk = true,
+            EXT_SESSION_TICKET => ticket = !data.is_empty(),
+            EXT_SUPPORTED_VERSIONS => tls13 = offers_tls13(data)?,
+            _ => {}
         }
-    }
+        Some(())
+    })?;
     // A TLS 1.3 client sends a random session ID for middlebox compatibility, so a session ID is
     // a resumption offer only from a client that cannot do TLS 1.3.
-    let session_id_offer = !session_id.is_empty() && !tls13;
+    let session_id_offer = !hello.session_id.is_empty() && !tls13;
     Some(psk || ticket || session_id_offer)
 }
 

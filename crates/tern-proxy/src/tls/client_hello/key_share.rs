@@ -9,7 +9,7 @@
 //! asks for one: HelloRetryRequest). So: TLS 1.3 offered, the first supported group is X25519,
 //! and a key share of 32 bytes for it.
 
-use super::{Cursor, CLIENT_HELLO, EXT_SUPPORTED_VERSIONS, HANDSHAKE, RECORD_HEADER, TLS13};
+use super::{offers_tls13, Cursor, HelloParts, EXT_SUPPORTED_VERSIONS, HANDSHAKE, RECORD_HEADER};
 use rustls::NamedGroup;
 
 const EXT_SUPPORTED_GROUPS: u16 = 10;
@@ -29,27 +29,11 @@ pub(crate) fn x25519_share(
     let header = received.get(..RECORD_HEADER)?;
     let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
     let record = received.get(RECORD_HEADER..RECORD_HEADER + len)?;
-    let mut c = Cursor(record);
-    if c.u8()? != CLIENT_HELLO {
-        return None;
-    }
-    let len = c.take(3)?;
-    let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
-    let mut c = Cursor(c.take(len)?);
-    c.take(2 + 32)?; // legacy_version, random
-    c.vec8()?; // session id
-    c.vec16()?; // cipher_suites
-    c.vec8()?; // compression methods
-    let mut exts = Cursor(c.vec16()?);
+    let hello = HelloParts::parse(record)?;
     let (mut tls13, mut first_group, mut share) = (false, None, None);
-    while !exts.0.is_empty() {
-        let kind = exts.u16()?;
-        let data = exts.vec16()?;
+    hello.each_extension(|kind, data| {
         match kind {
-            EXT_SUPPORTED_VERSIONS => {
-                let versions = Cursor(data).vec8()?;
-                tls13 = versions.chunks_exact(2).any(|v| v == TLS13);
-            }
+            EXT_SUPPORTED_VERSIONS => tls13 = offers_tls13(data)?,
             EXT_SUPPORTED_GROUPS => {
                 let groups = Cursor(data).vec16()?;
                 first_group = groups
@@ -60,7 +44,8 @@ pub(crate) fn x25519_share(
             EXT_KEY_SHARE => share = x25519_entry(data),
             _ => {}
         }
-    }
+        Some(())
+    })?;
     (tls13 && first_group == Some(X25519))
         .then_some(share)
         .flatten()

@@ -10,7 +10,7 @@
 //! Bounded by [`MAX_HELLO`] bytes of records (HAProxy reads only the first record; tern reads
 //! up to 16 KiB, which a real ClientHello never exceeds). Nothing here allocates but the name.
 
-use super::{Cursor, CLIENT_HELLO, HANDSHAKE, RECORD_HEADER};
+use super::{Cursor, HelloParts, CLIENT_HELLO, HANDSHAKE, RECORD_HEADER};
 
 /// Most bytes of records read to find the first handshake message.
 pub const MAX_HELLO: usize = 16 * 1024;
@@ -95,25 +95,24 @@ fn judge(message: &[u8]) -> Option<Hello> {
 /// The host name of a ClientHello's body; `None` without one (or if malformed: the server
 /// will judge the ClientHello, tern only routes on it).
 fn server_name(body: &[u8]) -> Option<String> {
-    let mut c = Cursor(body);
-    c.take(2 + 32)?; // legacy_version, random
-    c.vec8()?; // legacy_session_id
-    c.vec16()?; // cipher_suites
-    c.vec8()?; // legacy_compression_methods
-    let mut exts = Cursor(c.vec16()?);
-    while !exts.0.is_empty() {
-        let kind = exts.u16()?;
-        let data = exts.vec16()?;
+    let mut sni = None;
+    HelloParts::from_body(body)?.each_extension(|kind, data| {
         if kind == EXT_SERVER_NAME {
-            let mut names = Cursor(Cursor(data).vec16()?);
-            while !names.0.is_empty() {
-                let name_type = names.u8()?;
-                let name = names.vec16()?;
-                if name_type == HOST_NAME {
-                    return host_name(name);
-                }
-            }
-            return None;
+            sni = host_name_entry(data);
+        }
+        Some(())
+    })?;
+    sni
+}
+
+/// The host name entry of a server_name extension's data.
+fn host_name_entry(data: &[u8]) -> Option<String> {
+    let mut names = Cursor(Cursor(data).vec16()?);
+    while !names.0.is_empty() {
+        let name_type = names.u8()?;
+        let name = names.vec16()?;
+        if name_type == HOST_NAME {
+            return host_name(name);
         }
     }
     None

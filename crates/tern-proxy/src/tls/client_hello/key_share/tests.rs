@@ -7,6 +7,7 @@ use rustls::ClientConnection;
 use tern_tls::{client_config, client_config_with_provider, provider, ClientOptions};
 
 use super::super::tests::{hello, versions};
+use super::super::TLS13;
 use super::*;
 
 fn all(_: NamedGroup) -> bool {
