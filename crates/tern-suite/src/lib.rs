@@ -51,6 +51,14 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "TARGETS")]
     pub only: Option<String>,
 
+    /// Run only these workloads of the scenario, comma-separated (their `name`s).
+    #[arg(long, value_name = "NAMES")]
+    pub workloads: Option<String>,
+
+    /// Measure every workload this many times instead of the scenario's `runs`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+
     /// Print the plan, the generated configurations and the client options; start nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -74,6 +82,8 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<()> {
         scenario: args.scenario,
         out: args.out,
         only: args.only,
+        workloads: args.workloads,
+        runs: args.runs,
         dry_run: args.dry_run,
         quick: args.quick,
         tern,

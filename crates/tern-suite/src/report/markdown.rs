@@ -71,7 +71,7 @@ target CPU use = that time ÷ (window × target CPUs): well below 100 % while th
 saturated means something else held the rate down (on a shared machine, other processes on the \
 target's CPUs), and CPU-µs/op is then the figure to compare. † marks a run the generator judged \
 invalid (client-bound, unsteady, stopped early; see the notes under the table). \
-Targets are interleaved within each run. Rates and CPU-µs/op are medians over the runs with the \
+Targets are interleaved within each run, in reverse order every other run. Rates and CPU-µs/op are medians over the runs with the \
 min–max spread; latencies are medians of each percentile over the runs (max: the largest). \
 \"vs tern\" columns: this target ÷ tern, measured in the same suite run. The client never \
 resumes TLS sessions and counts full and resumed handshakes; the server-side counts are read \

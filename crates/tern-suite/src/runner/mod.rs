@@ -28,6 +28,10 @@ pub struct Options {
     pub scenario: PathBuf,
     pub out: Option<PathBuf>,
     pub only: Option<String>,
+    /// Only these workloads (comma-separated names).
+    pub workloads: Option<String>,
+    /// Runs per workload, instead of the scenario's.
+    pub runs: Option<u32>,
     pub dry_run: bool,
     pub quick: f64,
     /// The tern binary to start (`tern run`, `tern term`); default: this executable.
@@ -47,6 +51,14 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         open_loop: caps.rate,
     };
     let mut scenario = scenario::load(&opts.scenario, &host).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(names) = &opts.workloads {
+        scenario
+            .select_workloads(names)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    if let Some(runs) = opts.runs {
+        scenario.set_runs(runs);
+    }
     scenario.shorten(opts.quick);
     let plan = plan::make(&scenario, &tools, opts.only.as_deref(), caps)?;
     let out = opts
@@ -157,8 +169,9 @@ fn new_report(scenario: &Scenario, plan: &plan::Plan, tools: &Tools, quick: f64)
     }
 }
 
-/// Every run of `w`, targets interleaved within each run; a target that cannot do the
-/// workload is recorded once. Stops early (keeping what was measured) on Ctrl-C.
+/// Every run of `w`, targets interleaved within each run and their order reversed every
+/// other run; a target that cannot do the workload is recorded once. Stops early (keeping
+/// what was measured) on Ctrl-C.
 fn measure_workload(
     cx: &one::Context<'_>,
     w: &Workload,
@@ -166,7 +179,7 @@ fn measure_workload(
     result: &mut WorkloadResult,
 ) {
     for run in 1..=w.runs {
-        for &kind in targets {
+        for kind in run_order(targets, run) {
             if cx.stop.load(Ordering::SeqCst) {
                 return;
             }
@@ -191,6 +204,17 @@ fn measure_workload(
             });
         }
     }
+}
+
+/// The order of the targets in run `run` (from 1): as listed in odd runs, reversed in even
+/// ones (ABBA over two runs), so that neither being measured first after a workload's start
+/// nor right after another target's load favours one target in every run.
+fn run_order(targets: &[TargetKind], run: u32) -> Vec<TargetKind> {
+    let mut order = targets.to_vec();
+    if run % 2 == 0 {
+        order.reverse();
+    }
+    order
 }
 
 fn execute(

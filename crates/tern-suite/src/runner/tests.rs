@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used)]
 
 use super::env::parse_cpu_ranges;
+use super::run_order;
 use super::target::parse_info;
+use crate::scenario::TargetKind;
 
 #[test]
 fn cpu_ranges() {
@@ -16,4 +18,15 @@ fn haproxy_show_info_fields() {
     let text = "Name: HAProxy\nCumSslConns: 1234\nSslRate: 5\n";
     assert_eq!(parse_info(text, "CumSslConns"), Some(1234));
     assert_eq!(parse_info(text, "Missing"), None);
+}
+
+#[test]
+fn targets_alternate_their_order_every_other_run() {
+    let targets = [TargetKind::Tern, TargetKind::Haproxy, TargetKind::Nginx];
+    let forward = targets.to_vec();
+    let backward: Vec<TargetKind> = targets.iter().rev().copied().collect();
+    assert_eq!(run_order(&targets, 1), forward);
+    assert_eq!(run_order(&targets, 2), backward);
+    assert_eq!(run_order(&targets, 3), forward);
+    assert_eq!(run_order(&targets, 4), backward);
 }

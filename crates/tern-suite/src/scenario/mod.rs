@@ -338,6 +338,36 @@ impl Workload {
 }
 
 impl Scenario {
+    /// Keeps only the workloads named in `names` (comma-separated), in the scenario's order;
+    /// an unknown name is an error that lists the scenario's workloads.
+    pub fn select_workloads(&mut self, names: &str) -> Result<(), String> {
+        let wanted: Vec<&str> = names
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        if wanted.is_empty() {
+            return Err("--workloads: no workload named".into());
+        }
+        let known: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
+        if let Some(bad) = wanted.iter().find(|n| !known.contains(n)) {
+            return Err(format!(
+                "--workloads: {bad:?} is not a workload of {} (it has: {})",
+                self.file.display(),
+                known.join(", ")
+            ));
+        }
+        self.workloads.retain(|w| wanted.contains(&w.name.as_str()));
+        Ok(())
+    }
+
+    /// Sets every workload's number of runs (the command line's `--runs`).
+    pub fn set_runs(&mut self, runs: u32) {
+        for w in &mut self.workloads {
+            w.runs = runs;
+        }
+    }
+
     /// Divides every duration by `factor` (≥ 1): measured windows stay at least one second,
     /// so the per-second series keeps a point.
     pub fn shorten(&mut self, factor: f64) {

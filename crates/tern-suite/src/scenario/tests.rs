@@ -332,6 +332,23 @@ fn quick_divides_durations_but_keeps_a_second() {
 }
 
 #[test]
+fn workloads_can_be_selected_and_their_runs_set() {
+    let two = format!("{MINIMAL}\n[[workload]]\nname = \"second\"\npath = \"/test\"\n");
+    let mut s = parse_ok(&two);
+    s.select_workloads(" second ").unwrap();
+    assert_eq!(s.workloads.len(), 1);
+    assert_eq!(s.workloads[0].name, "second");
+    let e = s.select_workloads("nope").unwrap_err();
+    assert!(
+        e.contains("\"nope\" is not a workload") && e.contains("second"),
+        "{e}"
+    );
+    assert!(s.select_workloads(",").is_err());
+    s.set_runs(7);
+    assert_eq!(s.workloads[0].runs, 7);
+}
+
+#[test]
 fn missing_file_is_a_clear_error() {
     let e = load(Path::new("/nonexistent/s.toml"), &host())
         .unwrap_err()
