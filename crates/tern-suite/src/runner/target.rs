@@ -114,7 +114,9 @@ impl Running {
             lines.extend(child.stop());
         }
         match self.kind {
-            TargetKind::Tern | TargetKind::TernHaproxy => tern_counts(&lines),
+            TargetKind::Tern | TargetKind::TernBatched | TargetKind::TernHaproxy => {
+                tern_counts(&lines)
+            }
             TargetKind::Haproxy => ServerCounts {
                 full: ssl_delta,
                 resumed: None,
@@ -132,7 +134,11 @@ impl Running {
 }
 
 /// tern's `stats: frontend web … tls_full=N tls_resumed=M` exit line.
-fn tern_counts(lines: &[String]) -> ServerCounts {
+const TERN_NOTE: &str = "tern's exit counters: whole process lifetime (warm-up and measured run)";
+
+/// tern's handshake counts from its exit summary, and its batching line when it batched (the
+/// `tern-batched` target: how many batches, how full, how many fell back).
+pub(super) fn tern_counts(lines: &[String]) -> ServerCounts {
     let field = |key: &str| {
         lines
             .iter()
@@ -143,7 +149,13 @@ fn tern_counts(lines: &[String]) -> ServerCounts {
     ServerCounts {
         full: field("tls_full"),
         resumed: field("tls_resumed"),
-        note: "tern's exit counters: whole process lifetime (warm-up and measured run)".into(),
+        note: match lines
+            .iter()
+            .find_map(|l| l.strip_prefix("stats: crypto_batch all "))
+        {
+            Some(batch) => format!("{TERN_NOTE}; crypto_batch {}", batch.trim()),
+            None => TERN_NOTE.into(),
+        },
     }
 }
 

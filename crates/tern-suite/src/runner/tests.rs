@@ -2,7 +2,7 @@
 
 use super::env::parse_cpu_ranges;
 use super::run_order;
-use super::target::parse_info;
+use super::target::{parse_info, tern_counts};
 use crate::scenario::TargetKind;
 
 #[test]
@@ -29,4 +29,24 @@ fn targets_alternate_their_order_every_other_run() {
     assert_eq!(run_order(&targets, 2), backward);
     assert_eq!(run_order(&targets, 3), forward);
     assert_eq!(run_order(&targets, 4), backward);
+}
+
+#[test]
+fn tern_exit_summary_counts_and_batching() {
+    let lines: Vec<String> = [
+        "stats: frontend web tls_full=120 tls_resumed=3 requests=123",
+        "stats: crypto_batch all batches=20 operations=118 fallback_alone=2",
+    ]
+    .map(String::from)
+    .to_vec();
+    let c = tern_counts(&lines);
+    assert_eq!((c.full, c.resumed), (Some(120), Some(3)));
+    assert!(
+        c.note
+            .ends_with("; crypto_batch batches=20 operations=118 fallback_alone=2"),
+        "{}",
+        c.note
+    );
+    let plain = tern_counts(&lines[..1]);
+    assert!(!plain.note.contains("crypto_batch"), "{}", plain.note);
 }

@@ -59,6 +59,8 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TargetKind {
     Tern,
+    /// tern with `global.crypto_batch` on (seed 003's "batched" column, QAT_SW's counterpart).
+    TernBatched,
     Haproxy,
     Nginx,
     /// stunnel terminates TLS, HAProxy balances (seed 004's set-up).
@@ -74,8 +76,9 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
-    pub const ALL: [TargetKind; 8] = [
+    pub const ALL: [TargetKind; 9] = [
         TargetKind::Tern,
+        TargetKind::TernBatched,
         TargetKind::Haproxy,
         TargetKind::Nginx,
         TargetKind::StunnelHaproxy,
@@ -89,6 +92,7 @@ impl TargetKind {
     pub fn name(self) -> &'static str {
         match self {
             TargetKind::Tern => "tern",
+            TargetKind::TernBatched => "tern-batched",
             TargetKind::Haproxy => "haproxy",
             TargetKind::Nginx => "nginx",
             TargetKind::StunnelHaproxy => "stunnel+haproxy",

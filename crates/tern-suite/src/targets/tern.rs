@@ -19,10 +19,32 @@ use super::{
 };
 
 pub(super) fn generate(layout: &Layout<'_>, tools: &Tools) -> Generated {
-    let text = match layout.workload.mode {
+    generate_with(layout, tools, config_text(layout))
+}
+
+/// tern with `global.crypto_batch` on (the `tern-batched` target): seed 003 compares Intel's
+/// batched QAT_SW path with the default, this is tern's batched path next to its default.
+pub(super) fn generate_batched(layout: &Layout<'_>, tools: &Tools) -> Generated {
+    generate_with(layout, tools, with_crypto_batch(&config_text(layout)))
+}
+
+fn config_text(layout: &Layout<'_>) -> String {
+    match layout.workload.mode {
         crate::scenario::Mode::Http => config(layout),
         crate::scenario::Mode::Tcp => tcp_config(layout, layout.backends),
-    };
+    }
+}
+
+/// `text` (a configuration from [`head`] on) with batching on, at its defaults.
+pub(super) fn with_crypto_batch(text: &str) -> String {
+    text.replacen(
+        "[global]\n",
+        "[global]\ncrypto_batch = { enabled = true }\n",
+        1,
+    )
+}
+
+fn generate_with(layout: &Layout<'_>, tools: &Tools, text: String) -> Generated {
     let (file, proc) = process(layout, tools);
     Generated {
         files: vec![(file, text)],

@@ -226,6 +226,27 @@ fn legacy_suites_put_tern_on_its_openssl_engine_and_nginx_gets_dh_parameters() {
 }
 
 #[test]
+fn tern_batched_is_tern_with_crypto_batch_on() {
+    let dir = temp_with_certs("batched");
+    let s = scenario("version = \"1.3\"\ncert = \"rsa\"");
+    let l = layout(&s, &dir, Some(dir.join("rsa.pem")));
+    let g = generate(TargetKind::TernBatched, &l, &tools());
+    let text = text_of(&g, "tern.toml");
+    assert_eq!(text, tern::with_crypto_batch(&tern::config(&l)));
+    assert!(
+        text.starts_with("[global]\ncrypto_batch = { enabled = true }\n"),
+        "{text}"
+    );
+    let config =
+        tern_config::parse(&text, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(config.global.crypto_batch.enabled);
+    assert!(
+        !text_of(&generate(TargetKind::Tern, &l, &tools()), "tern.toml").contains("crypto_batch")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn offloaders_run_haproxy_behind_them_in_plain_http() {
     let s = scenario("version = \"1.2\"");
     let l = layout(&s, Path::new("/d"), Some("/d/rsa.pem".into()));
