@@ -22,6 +22,7 @@
 //! | `http2_frames` | tern's HTTP/2 connection in memory (`tern_proxy::http2_fuzz`): its frame-header reader, the `h2` crate with tern's settings, each request's translation into an HTTP/1.1 head | no panic; the connection ends with the input; each translated head is one whole head to tern-h1 with the stream's method and path |
 //! | `health_reply` | a server's reply to an HTTP health check, read by the check's code (`tern_proxy::health_fuzz`): tern-h1 over HTTP/1.1, the `h2` crate as client over HTTP/2 | no panic; the check ends with the reply; an HTTP check's verdict (`L7*`, `SOCKERR`), passing only as `L7OK` with a status `expect_status` allows and the needle's bytes; over HTTP/1.1 the same verdict however the reply is cut |
 //! | `h2_response` | an HTTP/2 server's response to tern (`tern_proxy::h2_upstream_fuzz`): the `h2` client with tern's settings, HEADERS into an HTTP/1.1 head, DATA and trailers as the relay reads them | no panic; one whole response head with the server's status (or refused as too large); the body takes up exactly the bytes after it and ends when the stream did |
+//! | `mb_kernels` | tern-mb's IFMA kernels: eight X25519 ladders (shared secrets and public keys), batched RSA-2048/3072/4096 signatures | every lane equals aws-lc-rs (X25519, PKCS#1 v1.5 byte for byte), PSS signatures verify with it, the batcher's fault check never fires |
 //! | `proxy_header` | [`tern_proxy_protocol::parse`] (PROXY v1/v2 received) | a complete header ends inside the input and the bound and does not depend on what follows; prefixes are `Partial`; a refusal stays one |
 //! | `peers_message` | tern-peers: a peer's hello, then messages (definitions, updates decoded against them) | no panic; whole messages end inside the input; hellos, definitions and updates encode back to the same value; a message waited on has every prefix waited on |
 //!
@@ -40,6 +41,7 @@ pub mod h2_response;
 pub mod health;
 pub mod http2;
 pub mod log_format;
+pub mod mb;
 mod peer;
 pub mod peers_message;
 pub mod proxy_header;
@@ -67,6 +69,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("http2_frames", http2::http2_frames),
     ("health_reply", health::health_reply),
     ("h2_response", h2_response::h2_response),
+    ("mb_kernels", mb::mb_kernels),
 ];
 
 /// The check of the target named `name`.
