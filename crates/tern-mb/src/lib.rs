@@ -31,6 +31,7 @@ pub mod ifma;
 #[path = "ifma_none.rs"]
 pub mod ifma;
 mod key;
+pub mod p256;
 mod pad;
 mod radix52;
 mod rsa;
