@@ -96,7 +96,9 @@ fn main() -> Result<(), Unspecified> {
         let before = pool.counters().pairs;
         pool.refill(&kernel);
         while pool.take(&kernel).is_some() && !pool.is_empty() {}
-        (pool.counters().pairs > before).then_some(()).ok_or(Unspecified)
+        (pool.counters().pairs > before)
+            .then_some(())
+            .ok_or(Unspecified)
     };
     let mut batched = batched_signer(&kernel, &ours, &public, &message, false);
     let mut batched_verified = batched_signer(&kernel, &ours, &public, &message, true);
@@ -125,7 +127,10 @@ fn main() -> Result<(), Unspecified> {
     println!("ECDSA P-256, operations per CPU-second (best of 3 × {seconds} s)");
     for (name, r) in names.iter().zip(best) {
         let ratio = r / best[0];
-        println!("{name:<22} {r:>10.0} {:>8.2} µs {ratio:>6.2}× aws-lc sign", 1e6 / r);
+        println!(
+            "{name:<22} {r:>10.0} {:>8.2} µs {ratio:>6.2}× aws-lc sign",
+            1e6 / r
+        );
     }
     Ok(())
 }

@@ -37,4 +37,14 @@ pub(crate) mod table;
 mod tests;
 
 pub(crate) use sign::Computed;
+
+use crate::ifma::{Kernel, LANES};
+
+/// The kernel on chosen scalars (each `1 ≤ k < n`), for the timing test (examples/ct.rs):
+/// the low word of each lane's `x`; `None` if the tables could not be built.
+#[doc(hidden)]
+pub fn kernel_for_timing(kernel: &Kernel, ks: &[[u64; 4]; LANES]) -> Option<[u64; LANES]> {
+    let computed = kernel.p256_nonces(ks, table::tables()?);
+    Some(std::array::from_fn(|lane| computed[lane].x[0]))
+}
 pub use sign::{NoncePair, NoncePool, P256Key, PoolCounters};
