@@ -40,6 +40,12 @@ pub(crate) use sign::Computed;
 
 use crate::ifma::{Kernel, LANES};
 
+/// Builds the kernel's constant tables now (~55 ms of aws-lc scalar multiplications, once per
+/// process) rather than in the first signature; whether they could be built.
+pub fn prepare() -> bool {
+    table::tables().is_some()
+}
+
 /// The kernel on chosen scalars (each `1 ≤ k < n`), for the timing test (examples/ct.rs):
 /// the low word of each lane's `x`; `None` if the tables could not be built.
 #[doc(hidden)]

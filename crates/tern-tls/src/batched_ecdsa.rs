@@ -62,6 +62,15 @@ impl Drop for Restore {
     }
 }
 
+/// Builds the P-256 kernel's tables ahead (on a CPU with IFMA), so that the process's first
+/// batched signature does not wait ~55 ms for them. Start-up calls this when `crypto_batch`
+/// is on.
+pub fn prepare_batched_ecdsa() {
+    if Kernel::detect().is_some() && !tern_mb::p256::prepare() {
+        tracing::warn!("P-256 nonce tables could not be built: aws-lc-rs will sign alone");
+    }
+}
+
 /// This thread's counts since the last call (then zero).
 pub fn take_ecdsa_counts() -> EcdsaCounts {
     COUNTS.with(Cell::take)

@@ -51,7 +51,9 @@ mod upstream;
 #[cfg(test)]
 mod tests;
 
-pub use batched_ecdsa::{take_ecdsa_counts, with_batched_ecdsa, EcdsaCounts};
+pub use batched_ecdsa::{
+    prepare_batched_ecdsa, take_ecdsa_counts, with_batched_ecdsa, EcdsaCounts,
+};
 pub use certs::certificate_count;
 pub use client::{
     client_config, client_config_with_provider, insecure_verifier, ClientOptions, Verify,
