@@ -22,13 +22,13 @@
 //! # Constant time
 //!
 //! Each digit is read at a public position (`vpsrlvq` by a loop counter); each window's
-//! lookup reads all 15 entries and keeps the lane's own with a compare mask, so neither
-//! addresses nor branches depend on `k`. The inversions are Fermat's (`a^(m−2)`), fixed
+//! lookup reads all 15 entries (unmasked loads, see `scan`) and keeps the lane's own with
+//! a compare mask, so neither addresses nor branches depend on `k`. The inversions are Fermat's (`a^(m−2)`), fixed
 //! 4-bit windows over the public exponent: the same instruction sequence for every input.
 
 use core::arch::x86_64::{
-    _mm512_and_si512, _mm512_cmpeq_epi64_mask, _mm512_mask_blend_epi64, _mm512_set1_epi64,
-    _mm512_setzero_si512, _mm512_srlv_epi64, _mm512_test_epi64_mask,
+    _mm512_and_si512, _mm512_cmpeq_epi64_mask, _mm512_mask_blend_epi64, _mm512_or_si512,
+    _mm512_set1_epi64, _mm512_setzero_si512, _mm512_srlv_epi64, _mm512_test_epi64_mask,
 };
 
 use super::scalar::U256;
@@ -131,13 +131,26 @@ fn nibble(k: &[Vec8; 4], w: usize) -> Vec8 {
 }
 
 /// Entry `digit − 1` of one window per lane (zeros for digit 0): every entry is read.
+///
+/// The selection is an AND with an all-ones-or-zero vector, not a masked blend: given
+/// `blend(hit, out, broadcast(entry))`, the compiler emits a *masked* broadcast load
+/// (`vpbroadcastq mem, zmm{k}`), and a load whose mask is all zero (no lane wants that
+/// entry) need not touch memory: the cache lines read would depend on the digits. An
+/// unmasked broadcast ANDed with the mask reads every entry for every window.
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn scan(window: &[[u64; 2 * LIMBS]], digit: Vec8) -> (Fe, Fe) {
-    let mut out = [_mm512_setzero_si512(); 2 * LIMBS];
+    let zero = _mm512_setzero_si512();
+    let ones = _mm512_set1_epi64(-1);
+    let mut out = [zero; 2 * LIMBS];
     for (i, entry) in window.iter().enumerate() {
         let hit = _mm512_cmpeq_epi64_mask(digit, _mm512_set1_epi64(i as i64 + 1));
+        // Opaque to the optimizer, which otherwise folds the AND and OR back into a
+        // merge-masked `vporq mem{1to8}` (masked again); with it, `vpternlogq` or
+        // `vpandq` read each entry unmasked.
+        let keep = core::hint::black_box(_mm512_mask_blend_epi64(hit, zero, ones));
         for (o, &limb) in out.iter_mut().zip(entry) {
-            *o = _mm512_mask_blend_epi64(hit, *o, _mm512_set1_epi64(limb as i64));
+            let value = _mm512_and_si512(_mm512_set1_epi64(limb as i64), keep);
+            *o = _mm512_or_si512(*o, value);
         }
     }
     let mut x = [_mm512_setzero_si512(); LIMBS];
