@@ -170,6 +170,7 @@ fn info_has_the_batch_counters_when_batching_is_on() {
         no_ifma: 0,
         failed: 1,
         unused: 4,
+        ..Default::default()
     });
     let v = json::info(&info);
     let b = &v["crypto_batch"];

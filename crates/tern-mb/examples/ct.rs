@@ -20,7 +20,10 @@
 //! - `x25519_point`: the same with every u zero (Left) or random (Right), the scalars fixed;
 //! - `x25519_scalar_fixed`, `x25519_point_fixed`: the scalars (or u's) fixed but not zero
 //!   (Left) or random (Right): tells a dependence on the value in general from one on
-//!   all-zero inputs (see the design note).
+//!   all-zero inputs (see the design note);
+//! - `p256_scalar`: eight P-256 nonce computations (fixed-base `k·G` with its masked table
+//!   scans, both inversions) with every `k = 1` (Left) or random `k` (Right);
+//!   `p256_scalar_fixed`: a fixed random-looking `k` per lane (Left) against random ones.
 //!
 //! dudect prints `max t`: |t| above 5 says the two classes' timings differ (not constant
 //! time); below 5 after many samples is evidence, not proof, that they do not. Without
@@ -257,12 +260,45 @@ mod benches {
     pub fn x25519_point_fixed(runner: &mut CtRunner, _rng: &mut BenchRng) {
         run_x25519(runner, false, Some(strings(&mut Stream(4))));
     }
+
+    /// Eight P-256 nonce computations (fixed-base `k·G` with its 64 masked table scans, the
+    /// inversions): Left with every `k = 1` (all digits but one zero: every scan keeps
+    /// nothing and every addition is blended away) or `left`, Right with random `k < 2^255`.
+    fn run_p256(runner: &mut CtRunner, left: Option<[[u64; 4]; LANES]>) {
+        let Some(kernel) = kernel() else { return };
+        let mut stream = Stream(5);
+        let left = left.unwrap_or([[1, 0, 0, 0]; LANES]);
+        for _ in 0..20_000 {
+            let class = stream.class();
+            let random: [[u64; 4]; LANES] = std::array::from_fn(|_| {
+                let mut k: [u64; 4] = std::array::from_fn(|_| stream.next());
+                k[3] >>= 1;
+                k[0] |= 1;
+                k
+            });
+            let ks = match class {
+                Class::Left => left,
+                Class::Right => random,
+            };
+            runner.run_one(class, || tern_mb::p256::kernel_for_timing(&kernel, &ks));
+        }
+    }
+
+    pub fn p256_scalar(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        run_p256(runner, None);
+    }
+
+    pub fn p256_scalar_fixed(runner: &mut CtRunner, _rng: &mut BenchRng) {
+        let mut stream = Stream(6);
+        let fixed = std::array::from_fn(|_| [stream.next(), stream.next(), stream.next(), 1]);
+        run_p256(runner, Some(fixed));
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 use benches::{
-    exp_base, exp_exponent, table_scan, x25519_point, x25519_point_fixed, x25519_scalar,
-    x25519_scalar_fixed,
+    exp_base, exp_exponent, p256_scalar, p256_scalar_fixed, table_scan, x25519_point,
+    x25519_point_fixed, x25519_scalar, x25519_scalar_fixed,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -273,7 +309,9 @@ dudect_bencher::ctbench_main!(
     x25519_scalar,
     x25519_point,
     x25519_point_fixed,
-    x25519_scalar_fixed
+    x25519_scalar_fixed,
+    p256_scalar,
+    p256_scalar_fixed
 );
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -256,7 +256,13 @@ fn garner_h_ifma<const N: usize>(
 
 /// `out = a·b·R⁻¹ mod m` (below `2m` when `a·b < 16m²`), normalized limbs.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn mul<const N: usize>(out: &mut [Vec8; N], a: &[Vec8; N], b: &[Vec8; N], m: &[Vec8; N], k0: Vec8) {
+pub(crate) fn mul<const N: usize>(
+    out: &mut [Vec8; N],
+    a: &[Vec8; N],
+    b: &[Vec8; N],
+    m: &[Vec8; N],
+    k0: Vec8,
+) {
     let zero = _mm512_setzero_si512();
     let mut acc = [zero; N];
     for &ai in a {
@@ -329,7 +335,7 @@ fn sqr<const N: usize>(out: &mut [Vec8; N], a: &[Vec8; N], m: &[Vec8; N], k0: Ve
 
 /// Carries propagated so that every limb is below 2^52 (the value must fit in `N` limbs).
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn normalize<const N: usize>(out: &mut [Vec8; N], acc: &[Vec8; N]) {
+pub(crate) fn normalize<const N: usize>(out: &mut [Vec8; N], acc: &[Vec8; N]) {
     let mask = _mm512_set1_epi64(MASK52 as i64);
     let mut carry = _mm512_setzero_si512();
     for j in 0..N {
@@ -341,7 +347,7 @@ fn normalize<const N: usize>(out: &mut [Vec8; N], acc: &[Vec8; N]) {
 
 /// `a + b`, normalized (the sum must fit in `N` limbs).
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn add<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> [Vec8; N] {
+pub(crate) fn add<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> [Vec8; N] {
     let mut sum = [_mm512_setzero_si512(); N];
     for j in 0..N {
         sum[j] = _mm512_add_epi64(a[j], b[j]);
@@ -354,7 +360,7 @@ fn add<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> [Vec8; N] {
 /// `a - b` limb by limb with borrows; returns the difference mod `R` and the final borrow
 /// (1 where `a < b`) per lane.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn sub<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> ([Vec8; N], Vec8) {
+pub(crate) fn sub<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> ([Vec8; N], Vec8) {
     let mask = _mm512_set1_epi64(MASK52 as i64);
     let mut out = [_mm512_setzero_si512(); N];
     let mut borrow = _mm512_setzero_si512();
@@ -369,7 +375,7 @@ fn sub<const N: usize>(a: &[Vec8; N], b: &[Vec8; N]) -> ([Vec8; N], Vec8) {
 
 /// `x = x - m` in the lanes where `x ≥ m`, by a masked blend (no branch).
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn sub_if_ge<const N: usize>(x: &mut [Vec8; N], m: &[Vec8; N]) {
+pub(crate) fn sub_if_ge<const N: usize>(x: &mut [Vec8; N], m: &[Vec8; N]) {
     let (diff, borrow) = sub(x, m);
     let ge = _mm512_cmpeq_epi64_mask(borrow, _mm512_setzero_si512());
     for j in 0..N {
@@ -379,7 +385,7 @@ fn sub_if_ge<const N: usize>(x: &mut [Vec8; N], m: &[Vec8; N]) {
 
 /// `a - b mod m` for `a, b < m`, fully reduced.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn sub_mod<const N: usize>(a: &[Vec8; N], b: &[Vec8; N], m: &[Vec8; N]) -> [Vec8; N] {
+pub(crate) fn sub_mod<const N: usize>(a: &[Vec8; N], b: &[Vec8; N], m: &[Vec8; N]) -> [Vec8; N] {
     let (diff, borrow) = sub(a, b);
     // Where a < b the difference wrapped mod R: adding m (dropping the carry out) fixes it.
     let mut wrapped = add(&diff, m);

@@ -78,4 +78,12 @@ impl Kernel {
     ) -> [[u8; crate::x25519::LEN]; LANES] {
         match self.0 {}
     }
+
+    pub(crate) fn p256_nonces(
+        &self,
+        _ks: &[[u64; 4]; LANES],
+        _t: &crate::p256::table::Tables,
+    ) -> [crate::p256::Computed; LANES] {
+        match self.0 {}
+    }
 }

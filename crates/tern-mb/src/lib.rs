@@ -1,5 +1,5 @@
-//! Multi-buffer crypto: up to eight independent RSA private operations, or eight X25519
-//! computations, at once on AVX-512 IFMA.
+//! Multi-buffer crypto: up to eight independent RSA private operations, eight X25519
+//! computations, or eight ECDSA P-256 nonce pairs, at once on AVX-512 IFMA.
 //!
 //! A TLS terminator spends most of a full RSA handshake in one private-key operation. aws-lc
 //! runs each one alone, on 64-bit scalar multiplies; a CPU with AVX-512 IFMA multiplies eight
@@ -16,6 +16,7 @@
 //! | encoding | `pad.rs` | PKCS#1 v1.5 and PSS encodings (RFC 8017) |
 //! | RSA | `rsa.rs` | one batch: CRT halves in the kernel, recombination, the public-exponent fault check |
 //! | X25519 | `x25519.rs`, `x25519/field.rs` | eight RFC 7748 ladders, one per lane, on field arithmetic mod 2^255 − 19 in radix 2^52 ([`x25519_x8`], `None` without IFMA) |
+//! | ECDSA P-256 | `p256.rs`, `p256/` | eight nonce pairs `(r, k⁻¹)` per kernel run (fixed-base `k·G`, Fermat inversions), fault-checked, and the per-message `s` ([`p256::NoncePool`], [`p256::P256Key`]) |
 //!
 //! [`Batcher::sign`] decides per request: batched when the CPU has IFMA, the key is covered
 //! (2048/3072/4096-bit, two balanced primes) and at least two such requests share a key size;
@@ -31,6 +32,7 @@ pub mod ifma;
 #[path = "ifma_none.rs"]
 pub mod ifma;
 mod key;
+pub mod p256;
 mod pad;
 mod radix52;
 mod rsa;

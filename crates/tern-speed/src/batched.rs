@@ -8,6 +8,12 @@
 //! cost is included. Without IFMA the row is not measured (it would only measure aws-lc
 //! again) and a note says so.
 //!
+//! ECDSA P-256 gets a batched row too, counted per signature like `sign`: nonce pairs
+//! (`k·G`, `r`, `k⁻¹`) computed eight per kernel run into a pool and fault-checked (point on
+//! the curve, `k·k⁻¹ = 1`), then each signature `s = k⁻¹(z + r·d)` from one pair, as tern's
+//! handshakes sign with `crypto_batch` on; the kernel's cost is spread over its eight
+//! signatures. These are not verified (docs/design/0004-batched-crypto.md says why).
+//!
 //! X25519 gets two rows in the key agreement table, counted per operation like the aws-lc
 //! rows above them: `keygen_batched` (eight random scalars from aws-lc-rs's generator and
 //! their public keys, by the ladder on u = 9: tern-mb has no fixed-base table, aws-lc's
@@ -17,10 +23,11 @@
 use std::sync::Arc;
 
 use aws_lc_rs::agreement::{PrivateKey, X25519};
-use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::encoding::{AsBigEndian, AsDer};
 use aws_lc_rs::rand;
-use aws_lc_rs::signature::RsaKeyPair;
-use tern_mb::{x25519_base_x8, x25519_x8, Batcher, RsaKey, Scheme, SignRequest};
+use aws_lc_rs::signature::{EcdsaKeyPair, RsaKeyPair};
+use tern_mb::p256::{NoncePool, P256Key};
+use tern_mb::{x25519_base_x8, x25519_x8, Batcher, Kernel, RsaKey, Scheme, SignRequest};
 
 use crate::catalog::{Algo, Section};
 use crate::measure::{measure, Op, Settings};
@@ -42,8 +49,9 @@ pub fn note() -> String {
     if Batcher::new().has_kernel() {
         format!(
             "batched/s: RSA-PSS signatures made {BATCH} at a time on AVX-512 IFMA (tern-mb), \
-             each verified with the public key; ×sign is batched/s ÷ sign/s (aws-lc, \
-             one at a time). X25519 keygen_batched and derive_batched: {BATCH} at a time, \
+             each verified with the public key; ECDSA P-256 signatures from nonce pairs \
+             computed {BATCH} at a time, each pair fault-checked; ×sign is batched/s ÷ \
+             sign/s (aws-lc, one at a time). X25519 keygen_batched and derive_batched: {BATCH} at a time, \
              per operation"
         )
     } else {
@@ -95,6 +103,46 @@ pub fn measure_rsa(
     }
     measured.ops *= BATCH as u64;
     measured.rate *= BATCH as f64;
+    Ok(Some(Row::new(
+        Section::Signature,
+        algo.name(),
+        OPERATION,
+        &measured,
+    )))
+}
+
+/// The batched row of an ECDSA P-256 key, or `None` without IFMA.
+pub fn measure_p256(
+    algo: Algo,
+    key: &EcdsaKeyPair,
+    message: &'static [u8],
+    settings: &Settings,
+) -> Result<Option<Row>, SpeedError> {
+    let Some(kernel) = Kernel::detect() else {
+        return Ok(None);
+    };
+    let what = || format!("{} batched key", algo.name());
+    let scalar = key
+        .private_key()
+        .as_be_bytes()
+        .map_err(|err| SpeedError::crypto(what(), err))?;
+    let scalar: &[u8; 32] = scalar
+        .as_ref()
+        .try_into()
+        .map_err(|_| SpeedError::crypto(what(), "not a 32-byte scalar"))?;
+    let key = Arc::new(
+        P256Key::from_scalar(scalar).ok_or_else(|| SpeedError::crypto(what(), "out of range"))?,
+    );
+    crate::sig::progress(algo, "batched sign", settings);
+    let measured = measure(settings, || {
+        let (key, mut pool) = (key.clone(), NoncePool::new());
+        let op: Op = Box::new(move |_| {
+            let failed = || SpeedError::crypto("batched ECDSA signing", "no nonce pair");
+            let pair = pool.take(&kernel).ok_or_else(failed)?;
+            key.sign(pair, message).map(drop).ok_or_else(failed)
+        });
+        Ok(op)
+    })?;
     Ok(Some(Row::new(
         Section::Signature,
         algo.name(),

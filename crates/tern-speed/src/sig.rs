@@ -8,8 +8,8 @@
 //! Verification uses a public key parsed once, as `openssl speed` does; a TLS client parses the
 //! certificate's key again per handshake, which the handshake rows include.
 //!
-//! RSA keys also get a batched row ([`crate::batched`]): the same signatures eight at a time
-//! on AVX-512 IFMA.
+//! RSA and ECDSA P-256 keys also get a batched row ([`crate::batched`]): RSA signatures eight
+//! at a time on AVX-512 IFMA, P-256 signatures from nonce pairs computed eight at a time.
 
 use std::sync::Arc;
 
@@ -127,8 +127,14 @@ pub fn run(algos: &[Algo], settings: &Settings) -> Result<Vec<Row>, SpeedError> 
             Ok(op)
         })?;
         rows.push(Row::new(Section::Signature, algo.name(), "sign", &measured));
-        if let Signer::Rsa(key) = signer.as_ref() {
-            rows.extend(crate::batched::measure_rsa(algo, key, &MESSAGE, settings)?);
+        match signer.as_ref() {
+            Signer::Rsa(key) => {
+                rows.extend(crate::batched::measure_rsa(algo, key, &MESSAGE, settings)?)
+            }
+            Signer::Ecdsa(key, _) if algo == Algo::EcdsaP256 => {
+                rows.extend(crate::batched::measure_p256(algo, key, &MESSAGE, settings)?)
+            }
+            _ => {}
         }
 
         progress(algo, "verify", settings);

@@ -260,6 +260,25 @@ fn rsa_rows_include_the_batched_rate_on_ifma() {
 }
 
 #[test]
+fn p256_rows_include_the_batched_rate_on_ifma() {
+    let settings = Settings {
+        duration: Duration::from_millis(20),
+        ..quick(1)
+    };
+    let algos = select(&["ecdsap256".to_owned()]).unwrap();
+    let rows = sig::run(&algos, &settings).unwrap();
+    let batched = rows.iter().find(|r| r.operation == batched::OPERATION);
+    if tern_mb::Kernel::detect().is_some() {
+        let row = batched.unwrap();
+        assert!(row.ops > 0 && row.ops_per_sec > 0.0, "{row:?}");
+        let table = table::render(Section::Signature, &rows);
+        assert!(table.contains("ecdsap256"), "{table}");
+    } else {
+        assert!(batched.is_none(), "{rows:?}");
+    }
+}
+
+#[test]
 fn x25519_rows_include_the_batched_rates_on_ifma() {
     let settings = Settings {
         duration: Duration::from_millis(20),

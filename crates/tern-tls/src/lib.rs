@@ -6,6 +6,7 @@
 //! - [`provider()`]: tern's TLS policy (versions, cipher suites, groups) as one `CryptoProvider`,
 //!   its TLS 1.3 key schedule on keyed HMAC states ([`with_hmac_hkdf`]), its X25519 able to
 //!   take a server key share computed ahead in a batch ([`with_prepared_x25519`]);
+//! - P-256 signatures from nonce pairs computed eight at a time ([`with_batched_ecdsa`]);
 //! - [`load_certified_key`]: a certificate chain and key from PEM files, checked to match;
 //! - [`server_config`] / [`server_config_from_keys`]: the termination configuration of a bind:
 //!   its policy (versions, suites, groups, signature schemes, ALPN), its certificates (files,
@@ -28,6 +29,7 @@
 
 #![forbid(unsafe_code)]
 
+mod batched_ecdsa;
 mod certs;
 mod client;
 mod client_auth;
@@ -49,6 +51,9 @@ mod upstream;
 #[cfg(test)]
 mod tests;
 
+pub use batched_ecdsa::{
+    prepare_batched_ecdsa, take_ecdsa_counts, with_batched_ecdsa, EcdsaCounts,
+};
 pub use certs::certificate_count;
 pub use client::{
     client_config, client_config_with_provider, insecure_verifier, ClientOptions, Verify,

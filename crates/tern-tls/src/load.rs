@@ -75,8 +75,9 @@ pub(crate) fn certify(
 ) -> Result<CertifiedKey, CertifyError> {
     let signing_key = provider()
         .key_provider
-        .load_private_key(key)
+        .load_private_key(key.clone_key())
         .map_err(|err| CertifyError::UnsupportedKey(err.to_string()))?;
+    let signing_key = crate::batched_ecdsa::wrap(signing_key, &key);
     let certified = CertifiedKey::new(chain, signing_key);
     match certified.keys_match() {
         Ok(()) => Ok(certified),

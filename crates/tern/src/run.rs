@@ -198,6 +198,10 @@ fn start_first(path: &Path, incoming: Option<&mut Incoming>) -> anyhow::Result<P
                 anyhow::bail!("invalid configuration: {}\n{errors}", path.display());
             }
         };
+        if config.global.crypto_batch.enabled {
+            // The P-256 nonce kernel's tables, before the first handshake rather than in it.
+            tern_tls::prepare_batched_ecdsa();
+        }
         build_snapshot(config)
     })??;
     snapshot.access_log = access_log(&snapshot.config, None)?;

@@ -1,7 +1,7 @@
-//! Batched key exchanges (`global.crypto_batch`) through the real binary: rustls and
-//! `openssl s_client` handshakes with X25519 succeed, and the batch counters of the exit
-//! summary account for every one of them: in batches on a CPU with AVX-512 IFMA, as
-//! fallbacks without it.
+//! Batched key exchanges and ECDSA P-256 signatures (`global.crypto_batch`) through the real
+//! binary: rustls and `openssl s_client` handshakes with X25519 and an ECDSA certificate
+//! succeed (TLS 1.3 and 1.2), and the batch counters of the exit summary account for every
+//! one of them: in batches on a CPU with AVX-512 IFMA, as fallbacks without it.
 
 #![allow(clippy::unwrap_used)]
 
@@ -105,6 +105,17 @@ fn batched_handshakes_succeed_and_are_counted() {
     let fallbacks = batch("fallback_alone") + batch("fallback_no_ifma") + batch("fallback_failed");
     assert_eq!(batch("batched") + fallbacks, x25519, "{c:?}");
     assert_eq!(batch("unused"), 0);
+    // Every full handshake signed once with the P-256 key, from a batched nonce pair.
+    let signed = batch("ecdsa_signatures") + batch("ecdsa_fallbacks");
+    assert_eq!(signed, x25519, "{c:?}");
+    if ifma() {
+        assert_eq!(batch("ecdsa_signatures"), x25519, "{c:?}");
+        assert_eq!(batch("ecdsa_faults"), 0);
+        assert_eq!(batch("ecdsa_pairs"), 8 * batch("ecdsa_batches"), "{c:?}");
+        assert!(batch("ecdsa_pairs") >= x25519, "{c:?}");
+    } else {
+        assert_eq!(batch("ecdsa_batches"), 0);
+    }
     if ifma() {
         assert!(batch("batches") >= 1, "{c:?}");
         assert!(batch("batched") >= 2, "{c:?}");
@@ -118,7 +129,8 @@ fn batched_handshakes_succeed_and_are_counted() {
 }
 
 /// Groups other than X25519, and TLS 1.2 (whose ECDSA certificate needs P-256 listed too),
-/// never ask for a batch: nothing counted, nothing wasted.
+/// never ask for a key exchange batch: nothing counted, nothing wasted. Their signatures
+/// still take batched nonce pairs (no waiting involved).
 #[test]
 fn other_groups_do_not_ask_for_a_batch() {
     let dir = temp_dir("cryptobatch-p256");
@@ -145,4 +157,6 @@ fn other_groups_do_not_ask_for_a_batch() {
     for key in ["batched", "fallback_alone", "fallback_no_ifma", "unused"] {
         assert_eq!(c.get("crypto_batch all", key), 0, "{key}");
     }
+    let signed = |k: &str| c.get("crypto_batch all", k);
+    assert_eq!(signed("ecdsa_signatures") + signed("ecdsa_fallbacks"), ran);
 }

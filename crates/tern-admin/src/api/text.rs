@@ -68,6 +68,11 @@ fn crypto_batch(lines: &mut Vec<String>, batch: Option<&tern_proxy::BatchSnapsho
         b.failed
     ));
     lines.push(format!("crypto_batch_unused: {}", b.unused));
+    let e = &b.ecdsa;
+    lines.push(format!(
+        "crypto_batch_ecdsa: signatures {}, pairs {}, batches {}, faults {}, fallbacks {}",
+        e.signatures, e.pairs, e.batches, e.faults, e.fallbacks
+    ));
 }
 
 /// `show stat`: a table of frontends, one of backends, one of servers.

@@ -86,6 +86,22 @@ fn crypto_batch(e: &mut Exposition, b: &tern_proxy::BatchSnapshot) {
          otherwise, or the handshake failed first).",
     );
     e.sample(name, &[], b.unused);
+    let ecdsa = [
+        ("batches", b.ecdsa.batches, "Runs of the ECDSA P-256 nonce kernel (8 pairs each)."),
+        ("pairs", b.ecdsa.pairs, "ECDSA P-256 nonce pairs that passed the fault check."),
+        ("signatures", b.ecdsa.signatures, "ECDSA P-256 signatures made from batched nonce pairs."),
+        ("faults", b.ecdsa.faults, "ECDSA P-256 nonce pairs dropped by the fault check."),
+        (
+            "fallbacks",
+            b.ecdsa.fallbacks,
+            "ECDSA P-256 signatures asked for batched and made by aws-lc-rs (no IFMA, kernel failed).",
+        ),
+    ];
+    for (what, value, help) in ecdsa {
+        let name = format!("tern_crypto_batch_ecdsa_{what}_total");
+        e.family(&name, Type::Counter, help);
+        e.sample(&name, &[], value);
+    }
 }
 
 /// Reads one counter of a resolvers section.

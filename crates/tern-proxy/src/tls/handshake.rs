@@ -86,10 +86,21 @@ pub(crate) async fn run(
         .await?;
     }
     let offered = prepared.is_some();
+    let batch_ecdsa = w.shared.global().crypto_batch.enabled;
     let mut handshake = std::pin::pin!(TlsStream::accept(tcp, config, &received));
-    // The batch's result is offered to rustls' key exchange at each step of the handshake.
+    // The batch's result is offered to rustls' key exchange at each step of the handshake;
+    // with batching on, a P-256 signature takes a nonce pair computed in a batch.
     let handshake = std::future::poll_fn(|cx| {
-        tern_tls::with_prepared_x25519(&mut prepared, || handshake.as_mut().poll(cx))
+        let mut step =
+            || tern_tls::with_prepared_x25519(&mut prepared, || handshake.as_mut().poll(cx));
+        if !batch_ecdsa {
+            return step();
+        }
+        let polled = tern_tls::with_batched_ecdsa(step);
+        w.stats
+            .crypto_batch
+            .add_ecdsa(tern_tls::take_ecdsa_counts());
+        polled
     });
     let done = timeout_at(deadline, handshake).await;
     if offered && prepared.is_some() {

@@ -26,6 +26,14 @@ pub struct BatchCounters {
     /// Results computed but not used: rustls negotiated otherwise than the ClientHello
     /// suggested, or the handshake failed first.
     unused: AtomicU64,
+    /// ECDSA P-256 nonce pairs (tern-tls's `batched_ecdsa`): kernel runs, pairs computed,
+    /// signatures made from them, pairs dropped by the fault check, signatures left to
+    /// aws-lc-rs (no IFMA, kernel failed).
+    ecdsa_batches: AtomicU64,
+    ecdsa_pairs: AtomicU64,
+    ecdsa_signatures: AtomicU64,
+    ecdsa_faults: AtomicU64,
+    ecdsa_fallbacks: AtomicU64,
 }
 
 /// How one handshake's key exchange was computed.
@@ -61,6 +69,19 @@ impl BatchCounters {
         bump(&self.unused);
     }
 
+    /// Adds one handshake step's ECDSA counts (nothing to do for most steps).
+    pub(crate) fn add_ecdsa(&self, c: tern_tls::EcdsaCounts) {
+        if c == tern_tls::EcdsaCounts::default() {
+            return;
+        }
+        let add = |counter: &AtomicU64, n: u64| counter.fetch_add(n, Ordering::Relaxed);
+        add(&self.ecdsa_batches, c.batches);
+        add(&self.ecdsa_pairs, c.pairs);
+        add(&self.ecdsa_signatures, c.signatures);
+        add(&self.ecdsa_faults, c.faults);
+        add(&self.ecdsa_fallbacks, c.fallbacks);
+    }
+
     pub(crate) fn add_to(&self, snap: &mut BatchSnapshot) {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         snap.batches += load(&self.batches);
@@ -73,6 +94,11 @@ impl BatchCounters {
         snap.no_ifma += load(&self.no_ifma);
         snap.failed += load(&self.failed);
         snap.unused += load(&self.unused);
+        snap.ecdsa.batches += load(&self.ecdsa_batches);
+        snap.ecdsa.pairs += load(&self.ecdsa_pairs);
+        snap.ecdsa.signatures += load(&self.ecdsa_signatures);
+        snap.ecdsa.faults += load(&self.ecdsa_faults);
+        snap.ecdsa.fallbacks += load(&self.ecdsa_fallbacks);
     }
 }
 
@@ -87,6 +113,8 @@ pub struct BatchSnapshot {
     pub no_ifma: u64,
     pub failed: u64,
     pub unused: u64,
+    /// ECDSA P-256 signatures from batched nonce pairs.
+    pub ecdsa: tern_tls::EcdsaCounts,
 }
 
 impl BatchSnapshot {
@@ -117,6 +145,11 @@ impl BatchSnapshot {
         self.no_ifma += other.no_ifma;
         self.failed += other.failed;
         self.unused += other.unused;
+        self.ecdsa.batches += other.ecdsa.batches;
+        self.ecdsa.pairs += other.ecdsa.pairs;
+        self.ecdsa.signatures += other.ecdsa.signatures;
+        self.ecdsa.faults += other.ecdsa.faults;
+        self.ecdsa.fallbacks += other.ecdsa.fallbacks;
     }
 
     /// The counters by name (the exit summary's `crypto_batch` line, `show stat`'s JSON).
@@ -131,6 +164,14 @@ impl BatchSnapshot {
         ];
         let fill = |n: usize| self.fill.get(n).copied().unwrap_or(0);
         fields.extend((2..=LANES).map(|n| (format!("fill_{n}"), fill(n))));
+        let e = &self.ecdsa;
+        fields.extend([
+            ("ecdsa_batches".to_owned(), e.batches),
+            ("ecdsa_pairs".to_owned(), e.pairs),
+            ("ecdsa_signatures".to_owned(), e.signatures),
+            ("ecdsa_faults".to_owned(), e.faults),
+            ("ecdsa_fallbacks".to_owned(), e.fallbacks),
+        ]);
         fields
     }
 }
