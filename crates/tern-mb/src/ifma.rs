@@ -30,8 +30,8 @@
 //!
 //! No branch and no address depends on a lane's data: the loops run over public sizes, the
 //! exponent is read at public bit positions, the window table is scanned in full for every
-//! lookup with a per-lane compare mask (`select`), and the final subtraction is a masked
-//! blend. IFMA, AND, add, shift, compare and blend instructions run in data-independent time.
+//! lookup with a per-lane compare mask turned into an AND (`select`: unmasked loads of every
+//! entry), and the final subtraction is a masked blend. IFMA, AND, add, shift, compare and blend instructions run in data-independent time.
 //!
 //! # Safety
 //!
@@ -44,8 +44,8 @@
 use core::arch::x86_64::{
     __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_cmpeq_epi64_mask,
     _mm512_extracti64x4_epi64, _mm512_madd52hi_epu64, _mm512_madd52lo_epu64,
-    _mm512_mask_blend_epi64, _mm512_set1_epi64, _mm512_set_epi64, _mm512_setzero_si512,
-    _mm512_srli_epi64, _mm512_sub_epi64,
+    _mm512_mask_blend_epi64, _mm512_or_si512, _mm512_set1_epi64, _mm512_set_epi64,
+    _mm512_setzero_si512, _mm512_srli_epi64, _mm512_sub_epi64,
 };
 
 /// Eight lanes of one limb.
@@ -398,13 +398,23 @@ pub(crate) fn sub_mod<const N: usize>(a: &[Vec8; N], b: &[Vec8; N], m: &[Vec8; N
 
 /// `out = table[idx]` per lane: every entry is read, the lane's own entry kept by a compare
 /// mask, so neither the addresses touched nor the time depend on `idx`.
+///
+/// The selection is an AND with an all-ones-or-zero vector, not a masked blend: from
+/// `blend(hit, out, entry)` the compiler may emit a merge-masked load (`vmovdqa64 mem,
+/// zmm{k}`), and a load whose mask is all zero (no lane wants that entry) need not touch
+/// memory, so the cache lines read could depend on the exponents. The keep vector goes
+/// through `black_box`, which stops the optimizer from folding the AND and OR back into a
+/// masked load; every entry is then read unmasked (as in the P-256 kernel's `scan`).
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn select<const N: usize>(out: &mut [Vec8; N], table: &[[Vec8; N]], idx: Vec8) {
-    *out = [_mm512_setzero_si512(); N];
+    let zero = _mm512_setzero_si512();
+    let ones = _mm512_set1_epi64(-1);
+    *out = [zero; N];
     for (k, entry) in table.iter().enumerate() {
         let hit = _mm512_cmpeq_epi64_mask(idx, _mm512_set1_epi64(k as i64));
+        let keep = core::hint::black_box(_mm512_mask_blend_epi64(hit, zero, ones));
         for j in 0..N {
-            out[j] = _mm512_mask_blend_epi64(hit, out[j], entry[j]);
+            out[j] = _mm512_or_si512(out[j], _mm512_and_si512(entry[j], keep));
         }
     }
 }
