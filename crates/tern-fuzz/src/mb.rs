@@ -4,16 +4,22 @@
 //! tests cover random and edge-case inputs, and this target lets a fuzzer hunt for the one
 //! input where a lane disagrees with aws-lc. Byte 0 chooses what runs:
 //!
-//! - even: **X25519**. The rest is read as eight (scalar, u-coordinate) pairs of 32 + 32 bytes,
+//! - 0 mod 3: **X25519**. The rest is read as eight (scalar, u-coordinate) pairs of 32 + 32 bytes,
 //!   cycled when short (zeros when empty). Each lane's shared secret equals aws-lc-rs's (all
 //!   zeros where aws-lc-rs refuses a low-order point, which is what the ladder computes), and
 //!   each lane's public key (`x25519_base_x8`) equals aws-lc-rs's for the same scalar.
-//! - odd: **RSA signatures** through [`tern_mb::Batcher`]. Byte 1 picks the key size (2048,
+//! - 1 mod 3: **RSA signatures** through [`tern_mb::Batcher`]. Byte 1 picks the key size (2048,
 //!   3072 or 4096 bits; one key of each, generated once per process), the scheme (PKCS#1 v1.5
 //!   or PSS, SHA-256) and the batch size (2 to 8); the messages are slices of the rest. PKCS#1
 //!   v1.5 signatures equal aws-lc-rs's byte for byte, PSS ones verify with aws-lc-rs, and the
 //!   batcher's fault check never fired (it would otherwise hide a kernel error behind its
 //!   aws-lc fallback).
+//! - 2 mod 3: **ECDSA P-256**. Eight scalars of 32 bytes (cycled; a lane outside `[1, n)`
+//!   takes its lane number plus one) through the nonce kernel: each lane's `x(k·G)` equals
+//!   aws-lc-rs's public key for the same scalar (low word compared). Then a key from the
+//!   first 32 bytes (skipped when not a valid scalar) signs the rest with a pair from a
+//!   kernel-filled pool, and aws-lc-rs verifies the signature; the pool's fault check never
+//!   fired.
 //!
 //! On a CPU without IFMA the kernels cannot run: the X25519 half checks nothing, the RSA half
 //! compares aws-lc-rs with itself through the batcher's fallback.
@@ -32,11 +38,77 @@ const LANES: usize = tern_mb::ifma::LANES;
 
 /// The target's check.
 pub fn mb_kernels(data: &[u8]) {
-    match data.split_first() {
-        Some((selector, rest)) if selector & 1 == 1 => rsa(rest),
-        Some((_, rest)) => x25519(rest),
-        None => x25519(&[]),
+    let (selector, rest) = data.split_first().map_or((0, data), |(s, r)| (*s, r));
+    match selector % 3 {
+        0 => x25519(rest),
+        1 => rsa(rest),
+        _ => p256(rest),
     }
+}
+
+/// The P-256 group order n, big-endian.
+const P256_N: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+];
+
+/// `bytes` (big-endian) as four words, least significant first, if `1 ≤ bytes < n`.
+fn p256_scalar(bytes: &[u8; 32]) -> Option<[u64; 4]> {
+    let valid = bytes.iter().any(|&b| b != 0) && bytes.as_slice() < P256_N.as_slice();
+    valid.then(|| {
+        std::array::from_fn(|w| {
+            let at = 32 - 8 * (w + 1);
+            u64::from_be_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+        })
+    })
+}
+
+fn p256(data: &[u8]) {
+    use aws_lc_rs::agreement::ECDH_P256;
+    let Some(kernel) = tern_mb::Kernel::detect() else {
+        return;
+    };
+    let (scalars, _) = lanes(data);
+    let ks: [[u64; 4]; LANES] = std::array::from_fn(|lane| {
+        p256_scalar(&scalars[lane]).unwrap_or([lane as u64 + 1, 0, 0, 0])
+    });
+    let xs = tern_mb::p256::kernel_for_timing(&kernel, &ks).expect("the P-256 tables build");
+    for lane in 0..LANES {
+        let mut k = [0u8; 32];
+        for (w, word) in ks[lane].iter().enumerate() {
+            k[32 - 8 * (w + 1)..32 - 8 * w].copy_from_slice(&word.to_be_bytes());
+        }
+        let public = PrivateKey::from_private_key(&ECDH_P256, &k)
+            .ok()
+            .and_then(|key| key.compute_public_key().ok())
+            .expect("aws-lc-rs computes k·G for 1 ≤ k < n");
+        // Uncompressed: 0x04, x (32 bytes), y (32 bytes); x's low word ends at byte 32.
+        let low = u64::from_be_bytes(public.as_ref()[25..33].try_into().unwrap_or_default());
+        assert_eq!(xs[lane], low, "lane {lane}: x(k·G) differs from aws-lc's");
+    }
+    let Some((d, message)) = data.split_first_chunk::<32>() else {
+        return;
+    };
+    let Some(key) = tern_mb::p256::P256Key::from_scalar(d) else {
+        return;
+    };
+    let mut pool = tern_mb::p256::NoncePool::new();
+    let pair = pool
+        .take(&kernel)
+        .expect("a kernel-filled pool gives a pair");
+    let signature = key.sign(pair, message).expect("a valid key signs");
+    let public = PrivateKey::from_private_key(&ECDH_P256, d)
+        .ok()
+        .and_then(|key| key.compute_public_key().ok())
+        .expect("aws-lc-rs takes a valid P-256 scalar");
+    signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_ASN1, public.as_ref())
+        .verify(message, &signature)
+        .expect("the batched ECDSA signature verifies with aws-lc-rs");
+    assert_eq!(
+        pool.counters().faults,
+        0,
+        "a nonce pair failed its fault check"
+    );
 }
 
 /// Eight (scalar, u) pairs from `data`, cycled.
