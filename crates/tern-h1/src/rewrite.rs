@@ -27,6 +27,7 @@
 
 use std::net::IpAddr;
 
+use self::client_addr::ClientAddr;
 use crate::cookie::{self, CookieEdit};
 use crate::edits::{HeaderEdits, LineEdits};
 use crate::fields::{Field, FieldKind};
@@ -38,7 +39,7 @@ use crate::span::Version;
 /// What tern adds to forwarded requests, formatted once per client connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Forwarding {
-    forwarded_for: Option<Box<[u8]>>,
+    forwarded_for: Option<ClientAddr>,
     forwarded_proto: Option<&'static [u8]>,
     /// `X-SSL-Client-*` field lines, formatted once per connection (see
     /// [`Forwarding::with_client_cert`]).
@@ -53,7 +54,7 @@ impl Forwarding {
 
     /// Appends `client` to `X-Forwarded-For`.
     pub fn with_for(mut self, client: IpAddr) -> Self {
-        self.forwarded_for = Some(client.to_string().into_bytes().into_boxed_slice());
+        self.forwarded_for = Some(ClientAddr::of(client));
         self
     }
 
@@ -197,7 +198,7 @@ pub fn write_request_edited(
             FieldKind::XForwardedFor => match &fwd.forwarded_for {
                 Some(client) if !xff_done => {
                     run.flush(out, buf);
-                    forwarded_for(out, head.fields(), buf, *f, client);
+                    forwarded_for(out, head.fields(), buf, *f, client.as_bytes());
                     xff_done = true;
                 }
                 Some(_) => {}
@@ -234,7 +235,7 @@ pub fn write_request_edited(
         out.extend_from_slice(h.added());
     }
     if let (Some(client), false) = (&fwd.forwarded_for, xff_done) {
-        line(out, b"x-forwarded-for", client);
+        line(out, b"x-forwarded-for", client.as_bytes());
     }
     if let Some(proto) = fwd.forwarded_proto {
         line(out, b"x-forwarded-proto", proto);
@@ -549,5 +550,6 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+mod client_addr;
 #[cfg(test)]
 mod tests;

@@ -171,7 +171,13 @@ impl DataSink {
             Some(Err(e)) => return Poll::Ready(Err(reset(e))),
             None => return Poll::Ready(Err(broken("the stream closed"))),
         };
-        let chunk = self.out.split_to(granted.min(self.out.len())).freeze();
+        let chunk = if granted >= self.out.len() {
+            // All of it (the usual case): the buffer itself becomes the frame's `Bytes`, where
+            // `split_to` would first allocate a shared header for it.
+            std::mem::take(&mut self.out).freeze()
+        } else {
+            self.out.split_to(granted).freeze()
+        };
         let last = self.ended && self.out.is_empty() && self.trailers.is_none();
         self.send.send_data(chunk, last).map_err(reset)?;
         self.done = last;

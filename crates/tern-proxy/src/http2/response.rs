@@ -6,6 +6,12 @@
 //! HEADERS without the connection-specific fields (RFC 9113 §8.2.2), and sends the body's data
 //! as DATA frames as the client's flow-control window opens.
 //!
+//! The head is parsed where the session wrote it (one write holds it, usually with the body),
+//! into one parsed head per worker thread, and the HEADERS values share one copy of the head:
+//! copying the head into a buffer of its own, a parsed head per stream (a slot per field the
+//! limits allow, kilobytes) and a `Bytes` per field value were three allocations and a copy or
+//! more per stream.
+//!
 //! Memory is bounded per stream: decoded data waits in one buffer of at most [`OUT_LIMIT`](crate::h2body::OUT_LIMIT)
 //! bytes; above it, writes are refused (`Pending`) until the window lets some out, so a client
 //! that does not read holds back this stream's server only, never another stream.
@@ -17,6 +23,7 @@
 //! writes after it is tunnel data, passed as DATA until the session shuts the stream down
 //! (END_STREAM) or gives up on it (RST_STREAM with CANCEL).
 
+use std::cell::RefCell;
 use std::io;
 use std::task::{Context, Poll};
 
@@ -53,9 +60,8 @@ enum State {
 /// The response side of one stream.
 pub(crate) struct ResponseSink {
     state: State,
-    /// Head bytes collected until they parse.
+    /// The bytes of a head not yet whole (most heads come in one write, never kept).
     head_buf: Vec<u8>,
-    head: ResponseHead,
     method: Method,
     /// A WebSocket stream: a `101` switches it to a tunnel.
     websocket: bool,
@@ -78,7 +84,6 @@ impl ResponseSink {
         ResponseSink {
             state: State::Head(respond),
             head_buf: Vec::new(),
-            head: ResponseHead::new(),
             method,
             websocket,
             switched: false,
@@ -155,65 +160,86 @@ impl ResponseSink {
         }
     }
 
-    /// Collects head bytes; once they parse, sends the head and takes what followed as body.
+    /// Takes head bytes; once the head parses, sends it and takes what followed as body. The
+    /// usual write holds the whole head (and often the body): it is parsed where it lies, and
+    /// only the bytes of an unfinished head are kept.
     fn take_head(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.head_buf.extend_from_slice(buf);
-        loop {
-            let len =
-                match parse_response(&self.head_buf, &SINK_LIMITS, &mut self.head, self.method) {
-                    Ok(Status::Partial) => return Ok(()),
-                    Ok(Status::Complete(len)) => len,
-                    Err(_) => return Err(broken("the session wrote an invalid response head")),
-                };
-            if self.websocket && self.head.status() == 101 {
-                return self.switch(len);
-            }
-            if self.head.is_informational() {
-                self.head_buf.drain(..len);
-                continue;
-            }
-            let response = self.translate(self.head.status(), |_| false)?;
-            let body = match self.head.body() {
-                ResponseBody::None => BodyReader::none(),
-                ResponseBody::Length(n) => BodyReader::length(n),
-                ResponseBody::Chunked => BodyReader::chunked(&SINK_LIMITS),
-                ResponseBody::UntilClose | ResponseBody::Tunnel => {
-                    return Err(broken("a response body delimited by close on a stream"))
-                }
-            };
-            let State::Head(mut respond) = std::mem::replace(&mut self.state, State::Done) else {
-                unreachable!("take_head runs in the Head state only")
-            };
-            let end = body.is_done();
-            let send = respond.send_response(response, end).map_err(reset)?;
-            if !end {
-                self.state = State::Body(DataSink::new(send, body));
-            }
-            return self.take_rest(len);
+        if self.head_buf.is_empty() {
+            return self.parse_head(buf);
         }
+        let mut joined = std::mem::take(&mut self.head_buf);
+        joined.extend_from_slice(buf);
+        self.parse_head(&joined)
     }
 
-    /// The `101` of `len` bytes that accepted the WebSocket: sends it as a `200` without
-    /// `sec-websocket-accept` (RFC 8441 §5; the relay checked it), and takes what followed as
-    /// the first tunnel bytes.
-    fn switch(&mut self, len: usize) -> io::Result<()> {
-        let response = self.translate(200, |name| name == SEC_WEBSOCKET_ACCEPT)?;
+    /// Parses the head at the start of `bytes` (after interim responses, dropped) and answers
+    /// it, or keeps `bytes` until the head is whole. The parsed head lives in the worker's
+    /// [`HEAD`], reused from stream to stream.
+    fn parse_head(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut at = 0;
+        HEAD.with_borrow_mut(|head| loop {
+            let rest = &bytes[at..];
+            let len = match parse_response(rest, &SINK_LIMITS, head, self.method) {
+                Ok(Status::Partial) => {
+                    self.head_buf.extend_from_slice(rest);
+                    return Ok(());
+                }
+                Ok(Status::Complete(len)) => len,
+                Err(_) => return Err(broken("the session wrote an invalid response head")),
+            };
+            let (text, body) = rest.split_at(len);
+            if self.websocket && head.status() == 101 {
+                return self.switch(head, text, body);
+            }
+            if head.is_informational() {
+                at += len;
+                continue;
+            }
+            return self.answer(head, text, body);
+        })
+    }
+
+    /// Sends the final head `head` (parsed from `text`) and takes `body`, what followed it.
+    fn answer(&mut self, head: &ResponseHead, text: &[u8], body: &[u8]) -> io::Result<()> {
+        let response = translate(head, text, head.status(), |_| false)?;
+        let reader = match head.body() {
+            ResponseBody::None => BodyReader::none(),
+            ResponseBody::Length(n) => BodyReader::length(n),
+            ResponseBody::Chunked => BodyReader::chunked(&SINK_LIMITS),
+            ResponseBody::UntilClose | ResponseBody::Tunnel => {
+                return Err(broken("a response body delimited by close on a stream"))
+            }
+        };
+        let State::Head(mut respond) = std::mem::replace(&mut self.state, State::Done) else {
+            unreachable!("answer runs in the Head state only")
+        };
+        let end = reader.is_done();
+        let send = respond.send_response(response, end).map_err(reset)?;
+        if !end {
+            self.state = State::Body(DataSink::new(send, reader));
+        }
+        self.take_rest(body)
+    }
+
+    /// The `101` that accepted the WebSocket: sends it as a `200` without
+    /// `sec-websocket-accept` (RFC 8441 §5; the relay checked it), and takes `body`, what
+    /// followed it, as the first tunnel bytes.
+    fn switch(&mut self, head: &ResponseHead, text: &[u8], body: &[u8]) -> io::Result<()> {
+        let response = translate(head, text, 200, |name| name == SEC_WEBSOCKET_ACCEPT)?;
         let State::Head(mut respond) = std::mem::replace(&mut self.state, State::Done) else {
             unreachable!("switch runs in the Head state only")
         };
         let send = respond.send_response(response, false).map_err(reset)?;
         self.state = State::Body(DataSink::new(send, BodyReader::until_close()));
         self.switched = true;
-        self.take_rest(len)
+        self.take_rest(body)
     }
 
-    /// Takes the bytes after the head (`len` bytes of `head_buf`) as the first body bytes.
-    fn take_rest(&mut self, len: usize) -> io::Result<()> {
-        let rest = self.head_buf.split_off(len);
-        self.head_buf = Vec::new();
+    /// Takes `rest`, the bytes after the head, as the first body bytes.
+    fn take_rest(&mut self, rest: &[u8]) -> io::Result<()> {
         match &mut self.state {
             State::Body(sink) if !rest.is_empty() => {
-                if sink.take(&rest)? < rest.len() {
+                if sink.take(rest)? < rest.len() {
                     return Err(broken(
                         "the session wrote more than a response buffer at once",
                     ));
@@ -224,32 +250,42 @@ impl ResponseSink {
             _ => Ok(()),
         }
     }
+}
 
-    /// The parsed head as an HTTP/2 response with `status`: its end-to-end fields but those
-    /// `skip` names.
-    fn translate(
-        &self,
-        status: u16,
-        skip: impl Fn(&HeaderName) -> bool,
-    ) -> io::Result<Response<()>> {
-        let status = StatusCode::from_u16(status)
-            .map_err(|_| broken("a response status HTTP/2 cannot carry"))?;
-        let mut response = Response::new(());
-        *response.status_mut() = status;
-        let headers = response.headers_mut();
-        for field in self.head.fields() {
-            if field.is_hop_by_hop() {
-                continue;
-            }
-            let name = HeaderName::from_bytes(field.name(&self.head_buf))
-                .map_err(|_| broken("a response field name HTTP/2 cannot carry"))?;
-            if skip(&name) {
-                continue;
-            }
-            let value = HeaderValue::from_bytes(field.value(&self.head_buf))
-                .map_err(|_| broken("a response field value HTTP/2 cannot carry"))?;
-            headers.append(name, value);
+thread_local! {
+    /// The parsed response head of the stream being answered: parsing reserves a slot per
+    /// field the limits allow (kilobytes), so one head per worker thread is reused rather than
+    /// one allocated per stream. Only borrowed while a head is parsed and sent (no `await`).
+    static HEAD: RefCell<ResponseHead> = RefCell::new(ResponseHead::new());
+}
+
+/// The head `head`, parsed from `text`, as an HTTP/2 response with `status`: its end-to-end
+/// fields but those `skip` names. The values share one copy of the head (one allocation, not
+/// one per field).
+fn translate(
+    head: &ResponseHead,
+    text: &[u8],
+    status: u16,
+    skip: impl Fn(&HeaderName) -> bool,
+) -> io::Result<Response<()>> {
+    let status = StatusCode::from_u16(status)
+        .map_err(|_| broken("a response status HTTP/2 cannot carry"))?;
+    let mut response = Response::new(());
+    *response.status_mut() = status;
+    let shared = Bytes::copy_from_slice(text);
+    let headers = response.headers_mut();
+    for field in head.fields() {
+        if field.is_hop_by_hop() {
+            continue;
         }
-        Ok(response)
+        let name = HeaderName::from_bytes(field.name(text))
+            .map_err(|_| broken("a response field name HTTP/2 cannot carry"))?;
+        if skip(&name) {
+            continue;
+        }
+        let value = HeaderValue::from_maybe_shared(shared.slice(field.value_span().range()))
+            .map_err(|_| broken("a response field value HTTP/2 cannot carry"))?;
+        headers.append(name, value);
     }
+    Ok(response)
 }
