@@ -45,7 +45,8 @@ json_latency() {
 
 # Starts tern with batching $1 (on/off) on an ephemeral port; sets PID and PORT.
 start() {
-    local batch=""
+    # Spelled out either way: batching is on by default.
+    local batch="crypto_batch = { enabled = false }"
     [[ $1 == on ]] && batch="crypto_batch = { enabled = true, size = 8, deadline = \"$DEADLINE\" }"
     cat >"$TMP/tern.toml" <<TOML
 [global]

@@ -144,7 +144,7 @@ pub struct Global {
     pub crypto_batch: CryptoBatch,
 }
 
-/// `global.crypto_batch`: batched key exchanges in the TLS handshake.
+/// `global.crypto_batch`: batched key exchanges and ECDSA nonces in the TLS handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CryptoBatch {
     pub enabled: bool,
@@ -155,10 +155,12 @@ pub struct CryptoBatch {
     pub deadline: Duration,
 }
 
+/// On by default: it measured 1.31x ECDSA P-256 handshakes per CPU-second, RSA unchanged, no
+/// latency cost at one connection at a time (design note 0004); CPUs without IFMA fall back.
 impl Default for CryptoBatch {
     fn default() -> Self {
         Self {
-            enabled: false,
+            enabled: true,
             size: 8,
             deadline: Duration::from_micros(50),
         }

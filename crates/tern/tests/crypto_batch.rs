@@ -160,3 +160,36 @@ fn other_groups_do_not_ask_for_a_batch() {
     let signed = |k: &str| c.get("crypto_batch all", k);
     assert_eq!(signed("ecdsa_signatures") + signed("ecdsa_fallbacks"), ran);
 }
+
+/// Batching is on without a `crypto_batch` table (the default), and `enabled = false` turns
+/// it off: no batch line in the exit summary, the handshakes computed one at a time.
+#[test]
+fn on_by_default_and_off_when_disabled() {
+    for (global, on) in [("", true), ("crypto_batch = { enabled = false }", false)] {
+        let dir = temp_dir("cryptobatch-default");
+        let cert = write_cert(&dir, "ecdsa", KeyKind::EcdsaP256);
+        let toml = Config::new()
+            .global(global)
+            .tls(&[&format!("{cert:?}")])
+            .toml();
+        let tern = Tern::run_in(dir, &toml);
+        assert_eq!(burst(tern.addr(), HANDSHAKES), HANDSHAKES);
+        let c = tern.stop_clean();
+        assert_eq!(c.get("tls web", "full_x25519"), HANDSHAKES as u64);
+        assert_eq!(
+            c.0.contains_key("crypto_batch all"),
+            on,
+            "{global:?}: {c:?}"
+        );
+        if on {
+            let batch = |k: &str| c.get("crypto_batch all", k);
+            let x25519 = batch("batched")
+                + batch("fallback_alone")
+                + batch("fallback_no_ifma")
+                + batch("fallback_failed");
+            assert_eq!(x25519, HANDSHAKES as u64, "{c:?}");
+            let signed = batch("ecdsa_signatures") + batch("ecdsa_fallbacks");
+            assert_eq!(signed, HANDSHAKES as u64, "{c:?}");
+        }
+    }
+}

@@ -8,10 +8,10 @@ use crate::test_support::*;
 use crate::CryptoBatch;
 
 #[test]
-fn off_by_default() {
+fn on_by_default() {
     let config = parse_ok(&with_global("workers = 1"));
     assert_eq!(config.global.crypto_batch, CryptoBatch::default());
-    assert!(!config.global.crypto_batch.enabled);
+    assert!(config.global.crypto_batch.enabled);
     assert_eq!(config.global.crypto_batch.size, 8);
     assert_eq!(
         config.global.crypto_batch.deadline,

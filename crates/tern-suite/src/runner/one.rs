@@ -50,7 +50,7 @@ pub fn measure(cx: &Context<'_>, w: &Workload, kind: TargetKind, run: u32) -> Ou
 fn addresses(kind: TargetKind) -> Result<[SocketAddr; 3], String> {
     let port = || crate::procs::free_port().map_err(|e| format!("no free loopback port: {e}"));
     let front = match kind {
-        TargetKind::Tern | TargetKind::TernBatched | TargetKind::TernHaproxy => {
+        TargetKind::Tern | TargetKind::TernUnbatched | TargetKind::TernHaproxy => {
             SocketAddr::from(([127, 0, 0, 1], 0))
         }
         _ => port()?,

@@ -114,7 +114,7 @@ impl Running {
             lines.extend(child.stop());
         }
         match self.kind {
-            TargetKind::Tern | TargetKind::TernBatched | TargetKind::TernHaproxy => {
+            TargetKind::Tern | TargetKind::TernUnbatched | TargetKind::TernHaproxy => {
                 tern_counts(&lines)
             }
             TargetKind::Haproxy => ServerCounts {
@@ -136,8 +136,9 @@ impl Running {
 /// tern's `stats: frontend web … tls_full=N tls_resumed=M` exit line.
 const TERN_NOTE: &str = "tern's exit counters: whole process lifetime (warm-up and measured run)";
 
-/// tern's handshake counts from its exit summary, and its batching line when it batched (the
-/// `tern-batched` target: how many batches, how full, how many fell back).
+/// tern's handshake counts from its exit summary, and its batching line when it batched (on
+/// by default; not on the `tern-unbatched` target): how many batches, how full, how many fell
+/// back.
 pub(super) fn tern_counts(lines: &[String]) -> ServerCounts {
     let field = |key: &str| {
         lines

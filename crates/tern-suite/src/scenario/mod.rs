@@ -59,8 +59,9 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TargetKind {
     Tern,
-    /// tern with `global.crypto_batch` on (seed 003's "batched" column, QAT_SW's counterpart).
-    TernBatched,
+    /// tern with `global.crypto_batch` off: one operation at a time, seed 003's default
+    /// software column (`tern` batches by default, QAT_SW's counterpart).
+    TernUnbatched,
     Haproxy,
     Nginx,
     /// stunnel terminates TLS, HAProxy balances (seed 004's set-up).
@@ -78,7 +79,7 @@ pub enum TargetKind {
 impl TargetKind {
     pub const ALL: [TargetKind; 9] = [
         TargetKind::Tern,
-        TargetKind::TernBatched,
+        TargetKind::TernUnbatched,
         TargetKind::Haproxy,
         TargetKind::Nginx,
         TargetKind::StunnelHaproxy,
@@ -92,7 +93,7 @@ impl TargetKind {
     pub fn name(self) -> &'static str {
         match self {
             TargetKind::Tern => "tern",
-            TargetKind::TernBatched => "tern-batched",
+            TargetKind::TernUnbatched => "tern-unbatched",
             TargetKind::Haproxy => "haproxy",
             TargetKind::Nginx => "nginx",
             TargetKind::StunnelHaproxy => "stunnel+haproxy",

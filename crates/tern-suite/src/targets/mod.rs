@@ -144,7 +144,7 @@ impl Tools {
     /// Why `kind` cannot run here, or `None` when everything it needs is installed.
     pub fn missing(&self, kind: TargetKind) -> Option<String> {
         let need: &[(&str, &Option<PathBuf>)] = match kind {
-            TargetKind::Tern | TargetKind::TernBatched => &[],
+            TargetKind::Tern | TargetKind::TernUnbatched => &[],
             TargetKind::Haproxy => &[("haproxy", &self.haproxy)],
             TargetKind::Nginx => &[("nginx", &self.nginx)],
             TargetKind::StunnelHaproxy => &[("stunnel", &self.stunnel), ("haproxy", &self.haproxy)],
@@ -231,7 +231,9 @@ pub fn unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
         ));
     }
     match kind {
-        TargetKind::Tern | TargetKind::TernBatched | TargetKind::TernHaproxy => tern_unsupported(w),
+        TargetKind::Tern | TargetKind::TernUnbatched | TargetKind::TernHaproxy => {
+            tern_unsupported(w)
+        }
         _ => openssl_unsupported(kind, w),
     }
 }
@@ -276,7 +278,7 @@ fn openssl_unsupported(kind: TargetKind, w: &Workload) -> Option<String> {
 pub fn generate(kind: TargetKind, layout: &Layout<'_>, tools: &Tools) -> Generated {
     let mut generated = match kind {
         TargetKind::Tern => tern::generate(layout, tools),
-        TargetKind::TernBatched => tern::generate_batched(layout, tools),
+        TargetKind::TernUnbatched => tern::generate_unbatched(layout, tools),
         TargetKind::Haproxy => haproxy::generate(layout, tools),
         TargetKind::Nginx => nginx::generate(layout, tools),
         TargetKind::StunnelHaproxy => offload::stunnel(layout, tools),

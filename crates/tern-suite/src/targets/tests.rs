@@ -226,20 +226,21 @@ fn legacy_suites_put_tern_on_its_openssl_engine_and_nginx_gets_dh_parameters() {
 }
 
 #[test]
-fn tern_batched_is_tern_with_crypto_batch_on() {
-    let dir = temp_with_certs("batched");
+fn tern_unbatched_is_tern_with_crypto_batch_off() {
+    let dir = temp_with_certs("unbatched");
     let s = scenario("version = \"1.3\"\ncert = \"rsa\"");
     let l = layout(&s, &dir, Some(dir.join("rsa.pem")));
-    let g = generate(TargetKind::TernBatched, &l, &tools());
+    let g = generate(TargetKind::TernUnbatched, &l, &tools());
     let text = text_of(&g, "tern.toml");
-    assert_eq!(text, tern::with_crypto_batch(&tern::config(&l)));
+    assert_eq!(text, tern::without_crypto_batch(&tern::config(&l)));
     assert!(
-        text.starts_with("[global]\ncrypto_batch = { enabled = true }\n"),
+        text.starts_with("[global]\ncrypto_batch = { enabled = false }\n"),
         "{text}"
     );
     let config =
         tern_config::parse(&text, &dir.join("tern.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    assert!(config.global.crypto_batch.enabled);
+    assert!(!config.global.crypto_batch.enabled);
+    // Plain `tern` keeps the default, which batches.
     assert!(
         !text_of(&generate(TargetKind::Tern, &l, &tools()), "tern.toml").contains("crypto_batch")
     );
