@@ -231,8 +231,11 @@ fn hpack_bomb_ends_with_enhance_your_calm_and_large_heads_get_431() {
     big.bounded(Duration::from_millis(100), 64 * 1024);
     let c = tern.stop_clean();
     assert_eq!(c.get("frontend web", "h2_errors"), 10, "{c:?}");
-    // Each 80 KiB block was read in slices of 16 KiB, a turn each (`http2/pace.rs`).
-    assert!(c.get("frontend web", "h2_yields") >= 3 * 4, "{c:?}");
+    // Each 80 KiB block was read in slices of 16 KiB, a turn each (`http2/pace.rs`): four
+    // yields per block when it arrives whole, fewer when a loaded machine delivers it in
+    // pieces that end turns by themselves; at least one per connection (without the pacing,
+    // none).
+    assert!(c.get("frontend web", "h2_yields") >= 3, "{c:?}");
     assert_eq!(
         c.get("backend app", "requests"),
         bomb.good + big.good + 3,
