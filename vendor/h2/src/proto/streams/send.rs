@@ -77,18 +77,19 @@ impl Send {
         Ok(stream_id)
     }
 
+    /// Refuses connection-specific fields (RFC 9113 §8.2.2) and a `te` whose first value is
+    /// not `trailers`, in one pass over the fields: a head holds a handful of them, and six
+    /// lookups hashed each name (tern, PATCHES.md).
     fn check_headers(fields: &http::HeaderMap) -> Result<(), UserError> {
-        // 8.1.2.2. Connection-Specific Header Fields
-        if fields.contains_key(http::header::CONNECTION)
-            || fields.contains_key(http::header::TRANSFER_ENCODING)
-            || fields.contains_key(http::header::UPGRADE)
-            || fields.contains_key("keep-alive")
-            || fields.contains_key("proxy-connection")
-        {
-            tracing::debug!("illegal connection-specific headers found");
-            return Err(UserError::MalformedHeaders);
-        } else if let Some(te) = fields.get(http::header::TE) {
-            if te != "trailers" {
+        let mut te_seen = false;
+        for (name, value) in fields {
+            let refused = if *name == http::header::TE {
+                // As `fields.get(TE)`: the map yields a name's first value first.
+                !std::mem::replace(&mut te_seen, true) && value != "trailers"
+            } else {
+                is_connection_specific(name)
+            };
+            if refused {
                 tracing::debug!("illegal connection-specific headers found");
                 return Err(UserError::MalformedHeaders);
             }
@@ -664,4 +665,13 @@ impl Send {
     pub(crate) fn is_extended_connect_protocol_enabled(&self) -> bool {
         self.is_extended_connect_protocol_enabled
     }
+}
+
+/// Whether `name` is one of the connection-specific fields HTTP/2 forbids (8.1.2.2), `te` aside.
+fn is_connection_specific(name: &http::HeaderName) -> bool {
+    *name == http::header::CONNECTION
+        || *name == http::header::TRANSFER_ENCODING
+        || *name == http::header::UPGRADE
+        || name == "keep-alive"
+        || name == "proxy-connection"
 }
